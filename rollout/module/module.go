@@ -1,0 +1,100 @@
+// Package module is the contract between the manager and the modules it runs: each module is one entry of the
+// manager's literal table, names the kinds it needs, and sets itself up on the shared manager.
+package module
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
+)
+
+// Options is what every module receives from the composition root. Feature gates arrive as booleans.
+type Options struct {
+	// Features holds the manager's feature gates, resolved at start-up.
+	Features map[string]bool
+	// Conversions collects CRD conversion functions; the manager serves them all on /convert.
+	Conversions conversion.Registry
+}
+
+// Module is one entry of the manager's module table.
+type Module struct {
+	// Name is what --enable-modules refers to.
+	Name string
+	// Kinds must all be served by the apiserver; otherwise the module logs and skips itself.
+	Kinds []schema.GroupVersionKind
+	// Setup registers the module's controllers, webhook handlers and workload controls.
+	Setup func(ctx context.Context, mgr manager.Manager, opts Options) error
+}
+
+// Skipped says why a module of the table does not run.
+type Skipped struct {
+	Name   string
+	Reason string
+}
+
+// Served reports whether the apiserver serves a kind.
+type Served func(schema.GroupVersionKind) (bool, error)
+
+// Select picks the modules to run: those named in enabled ("*" or empty means all) whose kinds are all served.
+// Unknown names in enabled are an error so that a typo in a flag is not silently ignored.
+func Select(table []Module, enabled []string, served Served) ([]Module, []Skipped, error) {
+	if err := checkNames(table, enabled); err != nil {
+		return nil, nil, err
+	}
+	var run []Module
+	var skipped []Skipped
+	for _, m := range table {
+		if !isEnabled(m.Name, enabled) {
+			skipped = append(skipped, Skipped{Name: m.Name, Reason: "disabled by --enable-modules"})
+			continue
+		}
+		missing, err := missingKinds(m.Kinds, served)
+		if err != nil {
+			return nil, nil, fmt.Errorf("module %s: %w", m.Name, err)
+		}
+		if len(missing) > 0 {
+			skipped = append(skipped, Skipped{Name: m.Name, Reason: "kinds not served: " + strings.Join(missing, ", ")})
+			continue
+		}
+		run = append(run, m)
+	}
+	return run, skipped, nil
+}
+
+func isEnabled(name string, enabled []string) bool {
+	return len(enabled) == 0 || slices.Contains(enabled, "*") || slices.Contains(enabled, name)
+}
+
+func checkNames(table []Module, enabled []string) error {
+	known := make([]string, 0, len(table))
+	for _, m := range table {
+		known = append(known, m.Name)
+	}
+	for _, name := range enabled {
+		if name != "*" && !slices.Contains(known, name) {
+			sort.Strings(known)
+			return fmt.Errorf("unknown module %q in --enable-modules (known: %s)", name, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
+func missingKinds(kinds []schema.GroupVersionKind, served Served) ([]string, error) {
+	var missing []string
+	for _, gvk := range kinds {
+		ok, err := served(gvk)
+		if err != nil {
+			return nil, fmt.Errorf("checking %s: %w", gvk, err)
+		}
+		if !ok {
+			missing = append(missing, gvk.GroupKind().String()+"/"+gvk.Version)
+		}
+	}
+	return missing, nil
+}
