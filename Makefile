@@ -4,8 +4,8 @@ SHELL := /usr/bin/env bash -o pipefail
 .DEFAULT_GOAL := help
 
 ROOT := $(abspath .)
-BIN := $(ROOT)/bin
-export PATH := $(BIN):$(PATH)
+BIN := bin
+export PATH := $(ROOT)/bin:$(PATH)
 GO ?= go
 GO_BUILD_FLAGS := -trimpath -ldflags=-s\ -w
 
@@ -19,6 +19,10 @@ GOLANGCI_LINT := $(BIN)/golangci-lint
 HELM := $(BIN)/helm
 KWOK := $(BIN)/kwok
 CONTROL_PLANE_STAMP := $(BIN)/.control-plane.stamp
+KUBE_VERSION := v1.37.2
+# Without these the binaries report v0.0.0-master, which version checks (Helm's kubeVersion, kubectl skew) reject.
+KUBE_VERSION_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+	-X $(pkg).gitVersion=$(KUBE_VERSION) -X $(pkg).gitMajor=1 -X $(pkg).gitMinor=37 -X $(pkg).gitTreeState=clean)
 
 API_PATHS := {./rollout/api/...,./workloads/api/...}
 CRD_DIR := charts/flotilla/crds
@@ -65,15 +69,15 @@ verify: generate manifests ## Fail if generated code or CRDs are stale, or Go fi
 .PHONY: test
 test: tools verify ## Build the tools, vet, verify generated code, run unit, integration and e2e tests.
 	$(GO) vet ./...
-	FLOTILLA_BIN_DIR=$(BIN) $(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
+	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 .PHONY: bench
 bench: tools ## Run the benchmarks.
-	FLOTILLA_BIN_DIR=$(BIN) $(GO) test -run '^$$' -bench . -benchmem ./...
+	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: sandbox
 sandbox: tools build ## Start a local control plane with 3 simulated nodes and the Flotilla manager.
-	FLOTILLA_BIN_DIR=$(BIN) $(GO) run ./test/cmd/sandbox --manager $(BIN)/flotilla-manager
+	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) run ./test/cmd/sandbox --manager $(BIN)/flotilla-manager
 
 ##@ Tools
 .PHONY: tools
@@ -82,32 +86,32 @@ tools: $(CONTROL_PLANE_STAMP) $(KWOK) $(HELM) $(CONTROLLER_GEN) ## Build the con
 # The control plane comes from test/tools, its own module; the stamp follows that module's go.sum.
 $(CONTROL_PLANE_STAMP): test/tools/go.mod test/tools/go.sum
 	@mkdir -p $(BIN)
-	cd test/tools && $(GO) build $(GO_BUILD_FLAGS) -o $(BIN)/ \
+	cd test/tools && $(GO) build -trimpath -ldflags="-s -w $(KUBE_VERSION_LDFLAGS)" -o $(ROOT)/bin/ \
 		go.etcd.io/etcd/server/v3 \
 		k8s.io/kubernetes/cmd/kube-apiserver \
 		k8s.io/kubernetes/cmd/kube-controller-manager \
 		k8s.io/kubernetes/cmd/kube-scheduler \
 		k8s.io/kubernetes/cmd/kubectl
-	mv -f $(BIN)/server $(BIN)/etcd
+	mv -f $(ROOT)/bin/server $(ROOT)/bin/etcd
 	touch $@
 
 # Single-binary tools are installed at a pinned version; the stamp file name carries the version.
 $(CONTROLLER_GEN): $(BIN)/.controller-gen-$(CONTROLLER_GEN_VERSION)
 $(BIN)/.controller-gen-$(CONTROLLER_GEN_VERSION):
-	GOBIN=$(BIN) $(GO) install $(GO_BUILD_FLAGS) sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+	GOBIN=$(ROOT)/bin $(GO) install $(GO_BUILD_FLAGS) sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	touch $@
 
 $(GOLANGCI_LINT): $(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION)
 $(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION):
-	GOBIN=$(BIN) $(GO) install $(GO_BUILD_FLAGS) github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	GOBIN=$(ROOT)/bin $(GO) install $(GO_BUILD_FLAGS) github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	touch $@
 
 $(HELM): $(BIN)/.helm-$(HELM_VERSION)
 $(BIN)/.helm-$(HELM_VERSION):
-	GOBIN=$(BIN) $(GO) install $(GO_BUILD_FLAGS) helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	GOBIN=$(ROOT)/bin $(GO) install $(GO_BUILD_FLAGS) helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 	touch $@
 
 $(KWOK): $(BIN)/.kwok-$(KWOK_VERSION)
 $(BIN)/.kwok-$(KWOK_VERSION):
-	GOBIN=$(BIN) $(GO) install $(GO_BUILD_FLAGS) sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+	GOBIN=$(ROOT)/bin $(GO) install $(GO_BUILD_FLAGS) sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 	touch $@
