@@ -1,0 +1,171 @@
+// Command manager is flotilla-manager: every Flotilla controller and webhook in one process.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/component-base/featuregate"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
+
+	"github.com/flotilla-dev/flotilla/rollout"
+	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/feature"
+	"github.com/flotilla-dev/flotilla/rollout/module"
+	"github.com/flotilla-dev/flotilla/webhooks"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
+	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
+)
+
+// modules is the manager's literal module table; a module joins Flotilla by adding its line here.
+var modules = []module.Module{
+	{Name: "rollout", Kinds: rollout.Kinds, Setup: rollout.SetupWithManager},
+}
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
+		rolloutsv1alpha1.AddToScheme, rolloutsv1beta1.AddToScheme,
+		kruiseappsv1alpha1.AddToScheme, kruiseappsv1beta1.AddToScheme, kruisepolicyv1alpha1.AddToScheme,
+	} {
+		utilruntime.Must(add(s))
+	}
+	return s
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "flotilla-manager:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	gates, err := feature.NewGate()
+	if err != nil {
+		return err
+	}
+	opts := options{featureGates: gates, zap: zap.Options{}}
+	opts.bind(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.zap)))
+	ctx := ctrl.SetupSignalHandler()
+
+	mgr, err := newManager(opts)
+	if err != nil {
+		return err
+	}
+	if err := setup(ctx, mgr, opts); err != nil {
+		return err
+	}
+	ctrl.Log.Info("Starting manager")
+	return mgr.Start(ctx)
+}
+
+func newManager(opts options) (ctrl.Manager, error) {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cfg.UserAgent = "flotilla-manager"
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  newScheme(),
+		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
+		HealthProbeBindAddress:  opts.probeAddr,
+		LeaderElection:          opts.leaderElect,
+		LeaderElectionID:        "flotilla-manager.kruise.io",
+		LeaderElectionNamespace: opts.leaderElectionNS,
+		WebhookServer:           webhook.NewServer(webhook.Options{Port: opts.webhookPort, CertDir: opts.webhookCertDir}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	return mgr, nil
+}
+
+// setup wires the webhook certificates, the selected modules and the probes.
+func setup(ctx context.Context, mgr ctrl.Manager, opts options) error {
+	conversions := conversion.NewRegistry()
+	if err := setupModules(ctx, mgr, opts, conversions); err != nil {
+		return err
+	}
+	certs, err := webhooks.Register(mgr, webhookOptions(opts), conversions)
+	if err != nil {
+		return fmt.Errorf("setting up webhooks: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.AddReadyzCheck("webhook-certs", certs.Checker)
+}
+
+// webhookOptions names Flotilla's webhook objects; the certificate manager keeps them pointed at this process.
+func webhookOptions(opts options) webhooks.Options {
+	return webhooks.Options{
+		Namespace:                          opts.webhookNamespace,
+		SecretName:                         opts.webhookSecretName,
+		ServiceName:                        opts.webhookServiceName,
+		Host:                               opts.webhookHost,
+		RenewBefore:                        opts.webhookCertRenew,
+		MutatingWebhookConfigurationName:   "flotilla-mutating-webhook-configuration",
+		ValidatingWebhookConfigurationName: "flotilla-validating-webhook-configuration",
+		CRDGroups:                          []string{"rollouts.kruise.io", "apps.kruise.io", "policy.kruise.io"},
+	}
+}
+
+func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversions conversion.Registry) error {
+	run, skipped, err := module.Select(modules, opts.modules(), servedBy(mgr))
+	if err != nil {
+		return err
+	}
+	log := ctrl.Log.WithName("modules")
+	for _, s := range skipped {
+		log.Info("Skipping module", "module", s.Name, "reason", s.Reason)
+	}
+	mopts := module.Options{Features: featureMap(opts.featureGates), Conversions: conversions}
+	for _, m := range run {
+		if err := m.Setup(ctx, mgr, mopts); err != nil {
+			return fmt.Errorf("setting up module %s: %w", m.Name, err)
+		}
+		log.Info("Module set up", "module", m.Name)
+	}
+	return nil
+}
+
+// servedBy asks the manager's REST mapper whether the apiserver serves a kind (a missing CRD means no).
+func servedBy(mgr ctrl.Manager) module.Served {
+	return func(gvk schema.GroupVersionKind) (bool, error) {
+		_, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err == nil {
+			return true, nil
+		}
+		if meta.IsNoMatchError(err) {
+			return false, nil
+		}
+		return false, err
+	}
+}
+
+func featureMap(gates featuregate.FeatureGate) map[string]bool {
+	out := map[string]bool{}
+	for name := range feature.Defaults {
+		out[string(name)] = gates.Enabled(name)
+	}
+	return out
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/component-base/featuregate"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// options are the manager's flags. Names follow upstream's where upstream has one.
+type options struct {
+	metricsAddr        string
+	probeAddr          string
+	leaderElect        bool
+	leaderElectionNS   string
+	webhookPort        int
+	webhookHost        string
+	webhookCertDir     string
+	webhookNamespace   string
+	webhookServiceName string
+	webhookSecretName  string
+	webhookCertRenew   time.Duration
+	enableModules      string
+	featureGates       featuregate.MutableFeatureGate
+	zap                zap.Options
+}
+
+func envOr(key, fallback string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return fallback
+}
+
+func (o *options) bind(fs *flag.FlagSet) {
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader so that only one replica runs the controllers.")
+	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the namespace the manager runs in).")
+	fs.IntVar(&o.webhookPort, "webhook-port", 9876, "Port the admission and conversion webhook server listens on.")
+	fs.StringVar(&o.webhookHost, "webhook-host", os.Getenv("WEBHOOK_HOST"), "Serve webhooks by URL https://<host>:<port> instead of through the webhook Service (local control planes).")
+	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", envOr("WEBHOOK_CERT_DIR", "/tmp/flotilla-webhook-certs"), "Directory the serving certificate is written to.")
+	fs.StringVar(&o.webhookNamespace, "webhook-namespace", envOr("POD_NAMESPACE", "flotilla-system"), "Namespace of the webhook Service and certificate Secret.")
+	fs.StringVar(&o.webhookServiceName, "webhook-service-name", envOr("SERVICE_NAME", "flotilla-webhook-service"), "Name of the webhook Service.")
+	fs.StringVar(&o.webhookSecretName, "webhook-secret-name", envOr("SECRET_NAME", "flotilla-webhook-certs"), "Name of the Secret that holds the webhook CA and serving certificate.")
+	fs.DurationVar(&o.webhookCertRenew, "webhook-cert-renew-before", 30*24*time.Hour, "Renew the webhook certificates this long before they expire.")
+	fs.StringVar(&o.enableModules, "enable-modules", "*", "Comma-separated modules to run, or * for all.")
+	fs.Var(gateFlag{o.featureGates}, "feature-gates", "Feature gates: "+strings.Join(o.featureGates.KnownFeatures(), "; "))
+	o.zap.BindFlags(fs)
+}
+
+func (o *options) modules() []string {
+	var out []string
+	for _, name := range strings.Split(o.enableModules, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// gateFlag lets the standard flag package set a feature gate; the gate itself parses "A=true,B=false".
+type gateFlag struct{ featuregate.MutableFeatureGate }
+
+func (gateFlag) String() string { return "" }
