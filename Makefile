@@ -67,7 +67,7 @@ verify: generate manifests ## Fail if generated code or CRDs are stale, or Go fi
 
 ##@ Test
 .PHONY: test
-test: tools verify ## Build the tools, vet, verify generated code, run unit, integration and e2e tests.
+test: tools verify lint ## Build the tools, vet, lint, verify generated code, run unit, integration and e2e tests.
 	$(GO) vet ./...
 	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 

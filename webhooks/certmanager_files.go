@@ -51,7 +51,7 @@ func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("creating temporary file for %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name()) //nolint:errcheck // gone after a successful rename
+	defer os.Remove(tmp.Name()) // gone after a successful rename
 	if err := writeAndClose(tmp, data, mode); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -133,7 +133,7 @@ func startCertManager(ctx context.Context, t *testing.T) *itEnv {
 		t.Fatal(err)
 	}
 	env := &itEnv{c: c, clock: clocktesting.NewFakeClock(time.Now()), port: freePort(t), dir: t.TempDir()}
-	createFixtures(ctx, t, c, env.port)
+	createFixtures(ctx, t, c)
 	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: env.port, CertDir: env.dir})
 	mgr, err := manager.New(clusterConfig, manager.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0", WebhookServer: srv,
@@ -183,14 +183,14 @@ func freePort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close() //nolint:errcheck // only the port number is wanted
+	defer l.Close() // only the port number is wanted
 	return l.Addr().(*net.TCPAddr).Port
 }
 
 // createFixtures creates the namespace and two webhook configurations
 // installed as a chart would, pointing at a Service that does not exist.
 // Only the probe webhook can match anything: objects carrying probeLabel.
-func createFixtures(ctx context.Context, t *testing.T, c client.Client, port int) {
+func createFixtures(ctx context.Context, t *testing.T, c client.Client) {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: itNamespace}}
 	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
@@ -343,7 +343,7 @@ func (e *itEnv) assertServed(ctx context.Context, t *testing.T, b Bundle) {
 		if err != nil {
 			return err
 		}
-		defer conn.Close() //nolint:errcheck // handshake already checked
+		defer conn.Close() // handshake already checked
 		if !conn.ConnectionState().PeerCertificates[0].Equal(want) {
 			return fmt.Errorf("server still presents serial %s", conn.ConnectionState().PeerCertificates[0].SerialNumber)
 		}
@@ -461,7 +461,7 @@ func (e *itEnv) filesHold(b Bundle) error {
 	for name, want := range map[string][]byte{DefaultCertName: b.Cert, DefaultKeyName: b.Key} {
 		got, err := os.ReadFile(filepath.Join(e.dir, name))
 		if err != nil || !bytes.Equal(got, want) {
-			return fmt.Errorf("%s not written yet (err %v)", name, err)
+			return fmt.Errorf("%s not written yet: %w", name, err)
 		}
 	}
 	return nil

@@ -12,7 +12,7 @@ import (
 const randomizedRuns = 400
 
 func addFuzzSeeds(f *testing.F) {
-	for _, seed := range [][]byte{nil, []byte("rollout"), []byte{0xff, 0x00, 0x7f, 0x10, 0x01}, []byte("blue-green canary partition 5% abc")} {
+	for _, seed := range [][]byte{nil, []byte("rollout"), {0xff, 0x00, 0x7f, 0x10, 0x01}, []byte("blue-green canary partition 5% abc")} {
 		f.Add(seed)
 	}
 }

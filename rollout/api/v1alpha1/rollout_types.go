@@ -99,8 +99,6 @@ type CanaryStep struct {
 }
 
 // HttpRouteMatch selects HTTP requests by headers.
-//
-//nolint:revive // the name is upstream's and part of the generated clients' vocabulary.
 type HttpRouteMatch struct {
 	// Headers match request headers; all must match.
 	// +optional

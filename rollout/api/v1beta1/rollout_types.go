@@ -145,8 +145,6 @@ type TrafficRoutingStrategy struct {
 }
 
 // HttpRouteMatch selects HTTP requests; all of its conditions must hold.
-//
-//nolint:revive // the name is upstream's and part of the generated clients' vocabulary.
 type HttpRouteMatch struct {
 	// Path matches the request path (Istio, Gateway API). With Gateway API a match with a path is used
 	// as a standalone rule match.

@@ -164,7 +164,7 @@ func launch(bin string, cfg ManagerConfig) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", m.LogPath, err)
 	}
-	defer log.Close() //nolint:errcheck // the child holds its own descriptor
+	defer log.Close() // the child holds its own descriptor
 	m.cmd = exec.Command(bin, m.args(cfg)...)
 	m.cmd.Stdout, m.cmd.Stderr = log, log
 	// Own process group so Stop reaches any child; killed with the test.
@@ -240,7 +240,7 @@ func (m *Manager) waitReady(ctx context.Context, timeout time.Duration) error {
 		}
 		select {
 		case <-m.exited:
-			return fmt.Errorf("manager exited before it was ready: %v", m.exitErr)
+			return fmt.Errorf("manager exited before it was ready: %w", m.exitErr)
 		case <-ctx.Done():
 			return fmt.Errorf("manager not ready at %s: %w", url, ctx.Err())
 		case <-tick.C:
