@@ -31,6 +31,9 @@ CRD_DIR := charts/flotilla/crds
 WEBHOOK_CONVERSION_CRDS := rollouts.kruise.io_rollouts.yaml rollouts.kruise.io_batchreleases.yaml
 TEST_FLAGS ?=
 TEST_TIMEOUT ?= 30m
+# `make bench SCENARIO=name` runs one scenario; `go run ./test/bench/cmd/bench --list` lists them.
+SCENARIO ?=
+BENCH_OUT ?= test/bench/results/bench-results.json
 
 ##@ General
 .PHONY: help
@@ -72,8 +75,9 @@ test: tools verify lint ## Build the tools, vet, lint, verify generated code, ru
 	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 .PHONY: bench
-bench: tools ## Run the benchmarks.
-	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) test -run '^$$' -bench . -benchmem ./...
+bench: tools build ## Run the benchmark scenarios and micro-benchmarks (SCENARIO=name runs one; see docs/performance.md).
+	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) run ./test/bench/cmd/bench --manager $(BIN)/flotilla-manager \
+		--out $(BENCH_OUT) $(if $(SCENARIO),--scenario $(SCENARIO))
 
 .PHONY: sandbox
 sandbox: tools build ## Start a local control plane with 3 simulated nodes and the Flotilla manager.

@@ -261,6 +261,12 @@ func readyz(ctx context.Context, url string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
+// PID is the manager's process ID (also its process group ID), e.g. for
+// reading its memory and CPU from /proc.
+func (m *Manager) PID() int {
+	return m.cmd.Process.Pid
+}
+
 // Exited is closed when the process has ended.
 func (m *Manager) Exited() <-chan struct{} {
 	return m.exited
