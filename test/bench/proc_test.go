@@ -84,7 +84,7 @@ func TestSamplerCountsCPUOfTheWindowOnly(t *testing.T) {
 func TestSamplerReportsAProcessThatExited(t *testing.T) {
 	cmd := exec.Command("sleep", "0.2")
 	if err := cmd.Start(); err != nil {
-		t.Skip("no sleep binary:", err)
+		t.Skip("coreutils sleep is needed to have a short-lived process:", err)
 	}
 	s, err := startSampler([]Proc{{Name: "sleep", PID: cmd.Process.Pid}}, time.Hour)
 	if err != nil {
@@ -103,7 +103,7 @@ func TestFindChild(t *testing.T) {
 	bin := filepath.Join(dir, "flotilla-fake-child")
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
-		t.Skip("no sleep binary")
+		t.Skip("coreutils sleep is needed to copy a real executable")
 	}
 	data, err := os.ReadFile(sleep)
 	if err != nil {

@@ -157,7 +157,7 @@ func assertRunningOnKwok(t *testing.T, pod *corev1.Pod) {
 // and expects a kubelet-style container restart.
 func testImageUpdate(t *testing.T, client kubernetes.Interface, pods []corev1.Pod) {
 	if len(pods) == 0 {
-		t.Skip("no pods")
+		t.Skip("no pods: the Deployment step above failed and reported why")
 	}
 	ctx := t.Context()
 	before := pods[0]
@@ -241,7 +241,7 @@ func testReadinessGate(t *testing.T, client kubernetes.Interface) {
 // complete a graceful deletion of a bound pod.
 func testPodDeletion(t *testing.T, client kubernetes.Interface, pods []corev1.Pod) {
 	if len(pods) == 0 {
-		t.Skip("no pods")
+		t.Skip("no pods: the Deployment step above failed and reported why")
 	}
 	name := pods[len(pods)-1].Name
 	if err := client.CoreV1().Pods(testNamespace).Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
