@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,7 +131,7 @@ func startCertManager(ctx context.Context, t *testing.T) *itEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &itEnv{c: c, clock: clocktesting.NewFakeClock(time.Now()), port: freePort(t), dir: t.TempDir()}
+	env := &itEnv{c: c, clock: clocktesting.NewFakeClock(time.Now()), port: mustFreePort(t), dir: t.TempDir()}
 	createFixtures(ctx, t, c)
 	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: env.port, CertDir: env.dir})
 	mgr, err := manager.New(clusterConfig, manager.Options{
@@ -177,14 +176,13 @@ func denyProbe(context.Context, admission.Request) admission.Response {
 	return admission.Denied(probeDenial)
 }
 
-func freePort(t *testing.T) int {
+func mustFreePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := cluster.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close() // only the port number is wanted
-	return l.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 // createFixtures creates the namespace and two webhook configurations

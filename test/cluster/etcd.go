@@ -42,16 +42,12 @@ func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
 }
 
 func (c *Cluster) tryEtcd(ctx context.Context) (string, *process, error) {
-	clientPort, err := freePort()
+	ports, err := FreePorts(2)
 	if err != nil {
 		return "", nil, err
 	}
-	peerPort, err := freePort()
-	if err != nil {
-		return "", nil, err
-	}
-	clientURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	clientURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
 	dataDir := filepath.Join(c.etcdDir, "data")
 	if err := os.RemoveAll(dataDir); err != nil { // a failed attempt may have left one
 		return "", nil, fmt.Errorf("reset etcd data dir: %w", err)

@@ -17,9 +17,9 @@ const (
 	binDirEnv     = "FLOTILLA_BIN_DIR"
 )
 
-// repoRoot walks up from the working directory to the directory whose
+// RepoRoot walks up from the working directory to the directory whose
 // go.mod declares the Flotilla module (test/tools has a go.mod of its own).
-func repoRoot() (string, error) {
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", fmt.Errorf("working directory: %w", err)
@@ -57,7 +57,7 @@ func resolveBinDir(binDir string) (string, error) {
 		binDir = os.Getenv(binDirEnv)
 	}
 	if binDir == "" {
-		root, err := repoRoot()
+		root, err := RepoRoot()
 		if err != nil {
 			return "", err
 		}
@@ -83,7 +83,7 @@ func findBinaries(binDir string, names []string) error {
 
 // defaultCRDDirs is the chart's CRD directory.
 func defaultCRDDirs() ([]string, error) {
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func gatewayCRDDir() (string, error) {
 // moduleDir asks the go command where a required module lives, falling
 // back to GOMODCACHE and the version pinned in go.mod.
 func moduleDir(module string) (string, error) {
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}

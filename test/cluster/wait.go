@@ -19,12 +19,26 @@ const pollInterval = 50 * time.Millisecond
 // take it before the child binds it; callers retry on "address already in
 // use".
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := FreePorts(1)
 	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
+}
+
+// FreePorts returns n distinct loopback ports that were free a moment ago.
+// All listeners stay open until every port is chosen, so no two are equal.
+func FreePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 // waitHealthy polls url until it answers 200, the process exits or ctx ends.

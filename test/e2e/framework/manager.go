@@ -22,6 +22,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/flotilla-dev/flotilla/test/cluster"
 )
 
 // Defaults for ManagerConfig fields left zero.
@@ -135,7 +137,7 @@ func managerBinary(ctx context.Context, cfg ManagerConfig) (string, error) {
 	if cfg.Binary != "" {
 		return cfg.Binary, nil
 	}
-	root, err := ModuleRoot()
+	root, err := cluster.RepoRoot()
 	if err != nil {
 		return "", err
 	}
@@ -185,7 +187,7 @@ func startLocked(cmd *exec.Cmd) error {
 }
 
 func newManager(dir string) (*Manager, error) {
-	ports, err := freePorts(3)
+	ports, err := cluster.FreePorts(3)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 	"syscall"
 
 	"github.com/flotilla-dev/flotilla/test/bench"
-	"github.com/flotilla-dev/flotilla/test/e2e/framework"
+	"github.com/flotilla-dev/flotilla/test/cluster"
 )
 
 func main() {
@@ -45,7 +45,7 @@ func run() (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	root, err := framework.ModuleRoot()
+	root, err := cluster.RepoRoot()
 	if err != nil {
 		return 2, err
 	}
