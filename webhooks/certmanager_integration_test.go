@@ -36,7 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
-	"github.com/flotilla-dev/flotilla/rollout"
+	rolloutconversion "github.com/flotilla-dev/flotilla/rollout/conversion"
 
 	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -142,7 +142,7 @@ func startCertManager(ctx context.Context, t *testing.T) *itEnv {
 	}
 	srv.Register(probePath, &admission.Webhook{Handler: admission.HandlerFunc(denyProbe)})
 	conversions := conversion.NewRegistry()
-	if err := rollout.RegisterConversions(scheme, conversions); err != nil {
+	if err := rolloutconversion.Register(scheme, conversions); err != nil {
 		t.Fatal(err)
 	}
 	env.cm, err = Register(mgr, Options{

@@ -1,4 +1,4 @@
-package rollout
+package conversion
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ func conversionScheme(t *testing.T) *runtime.Scheme {
 // newConversionHandler serves what the manager serves on /convert for this module.
 func newConversionHandler(scheme *runtime.Scheme) (http.Handler, error) {
 	registry := conversion.NewRegistry()
-	if err := RegisterConversions(scheme, registry); err != nil {
+	if err := Register(scheme, registry); err != nil {
 		return nil, err
 	}
 	return conversion.NewWebhookHandler(scheme, registry), nil
