@@ -1,0 +1,100 @@
+// Package plan is the engine's pure planning: step and batch state machines, replica math, finalising
+// orders and status conditions. Values in, values out: no client and no clock (callers pass now).
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+// ScaledReplicas resolves an int-or-percent against total, rounding percentages up and capping at total.
+// A nil or unparsable value counts as total, so a malformed step never releases more than the whole workload.
+func ScaledReplicas(v *intstr.IntOrString, total int32) int32 {
+	if v == nil {
+		return total
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(v, int(total), true)
+	if err != nil || n < 0 {
+		return total
+	}
+	if int32(n) > total { //nolint:gosec // n <= total fits in int32 after this check
+		return total
+	}
+	return int32(n) //nolint:gosec // bounded by total above
+}
+
+// BatchTarget is the number of updated pods batch index (0-based) of a plan asks for.
+func BatchTarget(p rolloutsv1beta1.ReleasePlan, batch int32, replicas int32) int32 {
+	if len(p.Batches) == 0 {
+		return replicas
+	}
+	if batch < 0 {
+		batch = 0
+	}
+	if int(batch) >= len(p.Batches) {
+		batch = int32(len(p.Batches) - 1) //nolint:gosec // len(Batches) <= 50 (CRD max)
+	}
+	return ScaledReplicas(&p.Batches[batch].CanaryReplicas, replicas)
+}
+
+// ReadyInput is what decides whether a batch is ready.
+type ReadyInput struct {
+	Desired              int32
+	Updated              int32
+	UpdatedReady         int32
+	FailureThreshold     *intstr.IntOrString
+	RolloutID            string
+	LabelledForRolloutID int32
+}
+
+// BatchReady reports whether the pods of a batch are in place: enough updated pods, enough of them ready
+// (failureThreshold may excuse some), at least one ready when any are asked for, and, with a rollout-id, the
+// batch's pods labelled.
+func BatchReady(in ReadyInput) bool {
+	if in.Updated < in.Desired {
+		return false
+	}
+	tolerated := int32(0)
+	if in.FailureThreshold != nil {
+		tolerated = ScaledReplicas(in.FailureThreshold, in.Desired)
+	}
+	if in.UpdatedReady+tolerated < in.Desired {
+		return false
+	}
+	if in.Desired > 0 && in.UpdatedReady == 0 {
+		return false
+	}
+	return in.RolloutID == "" || in.LabelledForRolloutID >= in.Desired
+}
+
+// ReleasePlanHash is the hash the BatchRelease reports as observedReleasePlanHash and the Rollout compares.
+func ReleasePlanHash(p rolloutsv1beta1.ReleasePlan) string {
+	return hashJSON(p)
+}
+
+// StepsHash is the step-plan hash kept in the rollouts.kruise.io/hash annotation: the steps without pauses,
+// so that editing a pause does not restart a release.
+func StepsHash(steps []rolloutsv1beta1.CanaryStep) string {
+	stripped := make([]rolloutsv1beta1.CanaryStep, len(steps))
+	for i, s := range steps {
+		stripped[i] = *s.DeepCopy()
+		stripped[i].Pause = rolloutsv1beta1.RolloutPause{}
+	}
+	return hashJSON(stripped)[:16]
+}
+
+func hashJSON(v any) string {
+	b, _ := json.Marshal(v) //nolint:errchkjson // API structs always marshal
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+type intstrValue = intstr.IntOrString
+
+// fullRelease is a step without replicas: every pod.
+var fullRelease = intstr.FromString("100%")

@@ -1,0 +1,197 @@
+package plan
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+// BatchAction is the one workload change a BatchRelease reconcile makes.
+type BatchAction string
+
+// Batch actions.
+const (
+	ActionNone       BatchAction = ""
+	ActionInitialize BatchAction = "Initialize"
+	ActionUpgrade    BatchAction = "UpgradeBatch"
+	ActionFinalize   BatchAction = "Finalize"
+)
+
+// VerifyInterval is how often a batch whose pods are not ready yet is looked at again; pod and workload
+// events wake the controller earlier.
+const VerifyInterval = 5 * time.Second
+
+// WorkloadView is the part of a workload's state the BatchRelease planner reads.
+type WorkloadView struct {
+	Replicas       int32
+	Updated        int32
+	UpdatedReady   int32
+	Labelled       int32
+	StableRevision string
+	UpdateRevision string
+	Consistent     bool
+}
+
+// BatchWorld is what the BatchRelease controller observed.
+type BatchWorld struct {
+	Now        time.Time
+	Generation int64
+	Plan       rolloutsv1beta1.ReleasePlan
+	Deleting   bool
+	// Workload is nil when the workload is gone.
+	Workload *WorkloadView
+}
+
+// BatchDecision is the status to write once Action (if any) has been applied, and the action's argument.
+type BatchDecision struct {
+	Status         rolloutsv1beta1.BatchReleaseStatus
+	Action         BatchAction
+	DesiredUpdated int32
+	RequeueAfter   time.Duration
+	Event          string
+}
+
+// PlanBatchRelease decides a BatchRelease's next move.
+func PlanBatchRelease(st rolloutsv1beta1.BatchReleaseStatus, w BatchWorld) BatchDecision {
+	d := BatchDecision{Status: *st.DeepCopy()}
+	d.Status.ObservedGeneration = w.Generation
+	switch {
+	case st.Phase == rolloutsv1beta1.RolloutPhaseCompleted:
+		return d
+	case w.Workload == nil:
+		d.Status.Phase = rolloutsv1beta1.RolloutPhaseCompleted
+		d.Status.Message = "workload has gone"
+		return d
+	case w.Deleting || w.Plan.BatchPartition == nil:
+		return finalizeBatches(d, w)
+	case st.Phase == "" || st.Phase == rolloutsv1beta1.RolloutPhasePreparing:
+		return initializeBatches(d, w)
+	}
+	observe(&d.Status, w)
+	recalculate(&d, st, w)
+	return progressBatch(d, w)
+}
+
+func finalizeBatches(d BatchDecision, w BatchWorld) BatchDecision {
+	if d.Status.Phase != rolloutsv1beta1.RolloutPhaseFinalizing {
+		d.Event = "finalizing: releasing the workload"
+	}
+	d.Status.Phase = rolloutsv1beta1.RolloutPhaseFinalizing
+	d.Status.Message = "BatchRelease is finalizing"
+	d.Status.ObservedReleasePlanHash = ReleasePlanHash(w.Plan)
+	d.Action = ActionFinalize
+	return d
+}
+
+// Completed is the status after Finalize reported done.
+func Completed(st rolloutsv1beta1.BatchReleaseStatus) rolloutsv1beta1.BatchReleaseStatus {
+	out := *st.DeepCopy()
+	out.Phase = rolloutsv1beta1.RolloutPhaseCompleted
+	out.Message = "BatchRelease is completed"
+	return out
+}
+
+func initializeBatches(d BatchDecision, w BatchWorld) BatchDecision {
+	d.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
+	d.Status.Message = "BatchRelease is progressing"
+	d.Status.CanaryStatus = rolloutsv1beta1.BatchReleaseCanaryStatus{
+		CurrentBatch:      startBatch(w.Plan),
+		CurrentBatchState: rolloutsv1beta1.UpgradingBatchState,
+	}
+	observe(&d.Status, w)
+	d.Status.StableRevision = w.Workload.StableRevision
+	d.Status.UpdateRevision = w.Workload.UpdateRevision
+	d.Status.ObservedWorkloadReplicas = w.Workload.Replicas
+	d.Status.ObservedRolloutID = w.Plan.RolloutID
+	d.Status.ObservedReleasePlanHash = ReleasePlanHash(w.Plan)
+	d.Action = ActionInitialize
+	d.Event = "initialized: the workload is under release control"
+	return d
+}
+
+// startBatch: a plan may start beyond its first batch (a step jump or a restarted controller).
+func startBatch(p rolloutsv1beta1.ReleasePlan) int32 {
+	if p.BatchPartition == nil || len(p.Batches) == 0 {
+		return 0
+	}
+	return min(max(*p.BatchPartition, 0), int32(len(p.Batches)-1)) //nolint:gosec // <= 50 batches
+}
+
+func observe(st *rolloutsv1beta1.BatchReleaseStatus, w BatchWorld) {
+	st.CanaryStatus.UpdatedReplicas = w.Workload.Updated
+	st.CanaryStatus.UpdatedReadyReplicas = w.Workload.UpdatedReady
+}
+
+// recalculate restarts the current batch when the plan, the workload's revision or its size changed under
+// the release.
+func recalculate(d *BatchDecision, old rolloutsv1beta1.BatchReleaseStatus, w BatchWorld) {
+	st := &d.Status
+	hash := ReleasePlanHash(w.Plan)
+	switch {
+	case hash != old.ObservedReleasePlanHash:
+		if w.Plan.RolloutID != old.ObservedRolloutID {
+			st.CanaryStatus.CurrentBatch = 0
+		} else {
+			st.CanaryStatus.CurrentBatch = startBatch(w.Plan)
+		}
+		st.ObservedReleasePlanHash, st.ObservedRolloutID = hash, w.Plan.RolloutID
+		restartBatch(st)
+	case w.Workload.UpdateRevision != old.UpdateRevision:
+		st.UpdateRevision = w.Workload.UpdateRevision
+		st.CanaryStatus.CurrentBatch = 0
+		restartBatch(st)
+	case w.Workload.Replicas != old.ObservedWorkloadReplicas:
+		st.ObservedWorkloadReplicas = w.Workload.Replicas
+		restartBatch(st)
+	}
+}
+
+func restartBatch(st *rolloutsv1beta1.BatchReleaseStatus) {
+	st.CanaryStatus.CurrentBatchState = rolloutsv1beta1.UpgradingBatchState
+	st.CanaryStatus.BatchReadyTime = nil
+}
+
+func progressBatch(d BatchDecision, w BatchWorld) BatchDecision {
+	cs := &d.Status.CanaryStatus
+	switch cs.CurrentBatchState {
+	case rolloutsv1beta1.ReadyBatchState:
+		if *w.Plan.BatchPartition <= cs.CurrentBatch || int(cs.CurrentBatch)+1 >= len(w.Plan.Batches) {
+			return d
+		}
+		cs.CurrentBatch++
+		return upgrade(d, w)
+	case rolloutsv1beta1.VerifyingBatchState:
+		return verify(d, w)
+	default:
+		return upgrade(d, w)
+	}
+}
+
+func upgrade(d BatchDecision, w BatchWorld) BatchDecision {
+	d.Status.CanaryStatus.CurrentBatchState = rolloutsv1beta1.VerifyingBatchState
+	d.Status.CanaryStatus.BatchReadyTime = nil
+	d.Action = ActionUpgrade
+	d.DesiredUpdated = BatchTarget(w.Plan, d.Status.CanaryStatus.CurrentBatch, w.Workload.Replicas)
+	d.RequeueAfter = VerifyInterval
+	return d
+}
+
+func verify(d BatchDecision, w BatchWorld) BatchDecision {
+	cs := &d.Status.CanaryStatus
+	desired := BatchTarget(w.Plan, cs.CurrentBatch, w.Workload.Replicas)
+	ready := w.Workload.Consistent && BatchReady(ReadyInput{
+		Desired: desired, Updated: w.Workload.Updated, UpdatedReady: w.Workload.UpdatedReady,
+		FailureThreshold: w.Plan.FailureThreshold, RolloutID: w.Plan.RolloutID, LabelledForRolloutID: w.Workload.Labelled,
+	})
+	if !ready {
+		d.RequeueAfter = VerifyInterval
+		return d
+	}
+	cs.CurrentBatchState = rolloutsv1beta1.ReadyBatchState
+	now := metav1.NewTime(w.Now.Truncate(time.Second))
+	cs.BatchReadyTime = &now
+	d.Event = "batch is ready"
+	return d
+}

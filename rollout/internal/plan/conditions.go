@@ -1,0 +1,116 @@
+package plan
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+// kstatus condition types. Flux and Helm's --wait read them; upstream clients ignore them.
+const (
+	ConditionReady       rolloutsv1beta1.RolloutConditionType = "Ready"
+	ConditionReconciling rolloutsv1beta1.RolloutConditionType = "Reconciling"
+	ConditionStalled     rolloutsv1beta1.RolloutConditionType = "Stalled"
+)
+
+// Reasons of the kstatus conditions.
+const (
+	ReasonCompleted        = "Completed"
+	ReasonProgressing      = "Progressing"
+	ReasonAwaitingApproval = "AwaitingApproval"
+	ReasonPaused           = "Paused"
+	ReasonWorkloadNotFound = "WorkloadNotFound"
+	ReasonDisabled         = "Disabled"
+	ReasonTerminating      = "Terminating"
+	ReasonInvalid          = "InvalidSpec"
+)
+
+// Health is how a Rollout stands, as kstatus should see it.
+type Health struct {
+	// Stalled: the Rollout cannot move without a person (approval, resume, a missing workload, bad input).
+	Stalled bool
+	// Reconciling: the Rollout is moving by itself.
+	Reconciling bool
+	Reason      string
+	Message     string
+}
+
+// KStatusConditions sets Ready, and Reconciling or Stalled when true, onto conds; conditions of other types
+// are kept as they are. An abnormal condition that is no longer true is removed, as kstatus expects.
+func KStatusConditions(conds []rolloutsv1beta1.RolloutCondition, h Health, now time.Time) []rolloutsv1beta1.RolloutCondition {
+	ready := corev1.ConditionFalse
+	if !h.Stalled && !h.Reconciling {
+		ready = corev1.ConditionTrue
+	}
+	conds = SetCondition(conds, NewCondition(ConditionReady, ready, h.Reason, h.Message), now)
+	conds = setOrRemove(conds, ConditionReconciling, h.Reconciling, h, now)
+	return setOrRemove(conds, ConditionStalled, h.Stalled, h, now)
+}
+
+func setOrRemove(conds []rolloutsv1beta1.RolloutCondition, t rolloutsv1beta1.RolloutConditionType, on bool, h Health, now time.Time) []rolloutsv1beta1.RolloutCondition {
+	if !on {
+		return RemoveCondition(conds, t)
+	}
+	return SetCondition(conds, NewCondition(t, corev1.ConditionTrue, h.Reason, h.Message), now)
+}
+
+// NewCondition builds a condition without timestamps; SetCondition stamps them.
+func NewCondition(t rolloutsv1beta1.RolloutConditionType, s corev1.ConditionStatus, reason, msg string) rolloutsv1beta1.RolloutCondition {
+	return rolloutsv1beta1.RolloutCondition{Type: t, Status: s, Reason: reason, Message: msg}
+}
+
+// GetCondition returns the condition of a type, or nil.
+func GetCondition(conds []rolloutsv1beta1.RolloutCondition, t rolloutsv1beta1.RolloutConditionType) *rolloutsv1beta1.RolloutCondition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// SetCondition adds or replaces the condition of c's type. lastTransitionTime moves only when the status
+// changes and lastUpdateTime only when something changed, so an unchanged condition writes nothing.
+func SetCondition(conds []rolloutsv1beta1.RolloutCondition, c rolloutsv1beta1.RolloutCondition, now time.Time) []rolloutsv1beta1.RolloutCondition {
+	ts := metav1.NewTime(now.Truncate(time.Second))
+	out := make([]rolloutsv1beta1.RolloutCondition, 0, len(conds)+1)
+	found := false
+	for _, old := range conds {
+		if old.Type != c.Type {
+			out = append(out, old)
+			continue
+		}
+		found = true
+		out = append(out, merged(old, c, ts))
+	}
+	if !found {
+		c.LastTransitionTime, c.LastUpdateTime = ts, ts
+		out = append(out, c)
+	}
+	return out
+}
+
+func merged(old, c rolloutsv1beta1.RolloutCondition, ts metav1.Time) rolloutsv1beta1.RolloutCondition {
+	if old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message {
+		return old
+	}
+	c.LastTransitionTime, c.LastUpdateTime = old.LastTransitionTime, ts
+	if old.Status != c.Status {
+		c.LastTransitionTime = ts
+	}
+	return c
+}
+
+// RemoveCondition drops the condition of a type.
+func RemoveCondition(conds []rolloutsv1beta1.RolloutCondition, t rolloutsv1beta1.RolloutConditionType) []rolloutsv1beta1.RolloutCondition {
+	out := conds[:0:0]
+	for _, c := range conds {
+		if c.Type != t {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,239 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+
+func TestScaledReplicas(t *testing.T) {
+	for _, tc := range []struct {
+		v     string
+		total int32
+		want  int32
+	}{
+		{"1", 10, 1}, {"50%", 10, 5}, {"100%", 10, 10}, {"15%", 10, 2}, {"20", 10, 10},
+		{"1%", 3, 1}, {"0%", 10, 0}, {"bogus%", 10, 10}, {"50%", 0, 0},
+	} {
+		v := intstr.Parse(tc.v)
+		if got := ScaledReplicas(&v, tc.total); got != tc.want {
+			t.Errorf("ScaledReplicas(%s, %d) = %d, want %d", tc.v, tc.total, got, tc.want)
+		}
+	}
+	if got := ScaledReplicas(nil, 7); got != 7 {
+		t.Errorf("nil counts as the whole workload, got %d", got)
+	}
+}
+
+func TestBatchReady(t *testing.T) {
+	th := intstr.FromString("20%")
+	for name, tc := range map[string]struct {
+		in   ReadyInput
+		want bool
+	}{
+		"all ready":                  {ReadyInput{Desired: 5, Updated: 5, UpdatedReady: 5}, true},
+		"not all updated":            {ReadyInput{Desired: 5, Updated: 4, UpdatedReady: 4}, false},
+		"one not ready":              {ReadyInput{Desired: 5, Updated: 5, UpdatedReady: 4}, false},
+		"threshold excuses one":      {ReadyInput{Desired: 5, Updated: 5, UpdatedReady: 4, FailureThreshold: &th}, true},
+		"threshold needs one ready":  {ReadyInput{Desired: 1, Updated: 1, UpdatedReady: 0, FailureThreshold: &th}, false},
+		"empty batch":                {ReadyInput{Desired: 0}, true},
+		"rollout-id labels missing":  {ReadyInput{Desired: 2, Updated: 2, UpdatedReady: 2, RolloutID: "r1", LabelledForRolloutID: 1}, false},
+		"rollout-id labels complete": {ReadyInput{Desired: 2, Updated: 2, UpdatedReady: 2, RolloutID: "r1", LabelledForRolloutID: 2}, true},
+	} {
+		if got := BatchReady(tc.in); got != tc.want {
+			t.Errorf("%s: BatchReady = %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+func TestStepsHashIgnoresPauses(t *testing.T) {
+	a := []rolloutsv1beta1.CanaryStep{replicas("1"), replicas("100%")}
+	b := []rolloutsv1beta1.CanaryStep{withPause(replicas("1"), 30), replicas("100%")}
+	c := []rolloutsv1beta1.CanaryStep{replicas("2"), replicas("100%")}
+	if StepsHash(a) != StepsHash(b) {
+		t.Error("a pause change must not change the step-plan hash")
+	}
+	if StepsHash(a) == StepsHash(c) {
+		t.Error("a replicas change must change the step-plan hash")
+	}
+}
+
+func TestAdvanceJumps(t *testing.T) {
+	steps := []rolloutsv1beta1.CanaryStep{replicas("1"), replicas("50%"), replicas("100%")}
+	at := func(cur, next int32) rolloutsv1beta1.CommonStatus {
+		return rolloutsv1beta1.CommonStatus{CurrentStepIndex: cur, NextStepIndex: next, CurrentStepState: rolloutsv1beta1.CanaryStepStatePaused}
+	}
+	for name, tc := range map[string]struct {
+		st        rolloutsv1beta1.CommonStatus
+		wantCur   int32
+		wantNext  int32
+		wantState rolloutsv1beta1.CanaryStepState
+	}{
+		"forward jump":        {at(1, 3), 3, -1, rolloutsv1beta1.CanaryStepStateUpgrade},
+		"backward jump":       {at(3, 1), 1, 2, rolloutsv1beta1.CanaryStepStateUpgrade},
+		"out of range":        {at(2, 9), 2, 3, rolloutsv1beta1.CanaryStepStatePaused},
+		"zero is corrected":   {at(2, 0), 2, 3, rolloutsv1beta1.CanaryStepStatePaused},
+		"self is corrected":   {at(2, 2), 2, 3, rolloutsv1beta1.CanaryStepStatePaused},
+		"carry on":            {at(2, 3), 2, 3, rolloutsv1beta1.CanaryStepStatePaused},
+		"last 100% step ends": {at(3, -1), 3, -1, rolloutsv1beta1.CanaryStepStateCompleted},
+		"negative is ignored": {at(1, -5), 1, 2, rolloutsv1beta1.CanaryStepStatePaused},
+	} {
+		res := Advance(tc.st, StepWorld{Now: t0, Steps: steps})
+		got := res.Status
+		if got.CurrentStepIndex != tc.wantCur || got.NextStepIndex != tc.wantNext || got.CurrentStepState != tc.wantState {
+			t.Errorf("%s: got %d/%d %s, want %d/%d %s", name, got.CurrentStepIndex, got.NextStepIndex, got.CurrentStepState,
+				tc.wantCur, tc.wantNext, tc.wantState)
+		}
+	}
+}
+
+func TestAdvancePauses(t *testing.T) {
+	last := rolloutsv1beta1.CommonStatus{CurrentStepIndex: 2, NextStepIndex: -1, CurrentStepState: rolloutsv1beta1.CanaryStepStateMetricsAnalysis}
+	full := []rolloutsv1beta1.CanaryStep{replicas("1"), replicas("100%")}
+	if got := Advance(last, StepWorld{Now: t0, Steps: full}).Status.CurrentStepState; got != rolloutsv1beta1.CanaryStepStateCompleted {
+		t.Errorf("a canary's last 100%% step must not pause, got %s", got)
+	}
+	res := Advance(last, StepWorld{Now: t0, Steps: full, BlueGreen: true})
+	if !res.AwaitingApproval {
+		t.Errorf("a blue-green last step waits for approval, got %s", res.Status.CurrentStepState)
+	}
+	zero := []rolloutsv1beta1.CanaryStep{withPause(replicas("1"), 0), replicas("100%")}
+	first := rolloutsv1beta1.CommonStatus{CurrentStepIndex: 1, NextStepIndex: 2, CurrentStepState: rolloutsv1beta1.CanaryStepStateMetricsAnalysis}
+	if got := Advance(first, StepWorld{Now: t0, Steps: zero}).Status; got.CurrentStepIndex != 2 {
+		t.Errorf("pause.duration 0 continues at once, got step %d %s", got.CurrentStepIndex, got.CurrentStepState)
+	}
+	routed := rolloutsv1beta1.CommonStatus{CurrentStepIndex: 1, NextStepIndex: 2, CurrentStepState: rolloutsv1beta1.CanaryStepStateTrafficRouting}
+	if got := Advance(routed, StepWorld{Now: t0, Steps: zero, TrafficStep: 0}).Status.CurrentStepState; got != rolloutsv1beta1.CanaryStepStateTrafficRouting {
+		t.Errorf("a step with routes waits for them, got %s", got)
+	}
+}
+
+func TestKStatusConditionsKeepForeignOnes(t *testing.T) {
+	foreign := rolloutsv1beta1.RolloutCondition{Type: "Stalled", Status: corev1.ConditionTrue, Reason: "GateClosed"}
+	other := rolloutsv1beta1.RolloutCondition{Type: "example.com/Gate", Status: corev1.ConditionTrue, Reason: "Open"}
+	conds := KStatusConditions([]rolloutsv1beta1.RolloutCondition{other}, Health{Reconciling: true, Reason: ReasonProgressing}, t0)
+	if GetCondition(conds, "example.com/Gate") == nil {
+		t.Fatal("a foreign condition was dropped")
+	}
+	conds = append(conds, foreign)
+	conds = KStatusConditions(conds, Health{Stalled: true, Reason: ReasonAwaitingApproval}, t0.Add(time.Minute))
+	if c := GetCondition(conds, ConditionStalled); c == nil || c.Reason != ReasonAwaitingApproval {
+		t.Fatalf("Stalled = %+v", c)
+	}
+	if GetCondition(conds, ConditionReconciling) != nil {
+		t.Error("Reconciling must be removed while stalled")
+	}
+	ready := GetCondition(conds, ConditionReady)
+	again := KStatusConditions(conds, Health{Stalled: true, Reason: ReasonAwaitingApproval}, t0.Add(time.Hour))
+	if GetCondition(again, ConditionReady).LastUpdateTime != ready.LastUpdateTime {
+		t.Error("an unchanged condition must keep its timestamps")
+	}
+}
+
+func TestFinalisingOrders(t *testing.T) {
+	var got []rolloutsv1beta1.FinalisingStepType
+	for s := NextFinalisingStep(rolloutsv1beta1.FinaliseReasonRollback, false, ""); s != rolloutsv1beta1.FinalisingStepTypeEnd; s = NextFinalisingStep(rolloutsv1beta1.FinaliseReasonRollback, false, s) {
+		got = append(got, s)
+	}
+	if len(got) != 5 || got[0] != rolloutsv1beta1.FinalisingStepRouteTrafficToStable || got[4] != rolloutsv1beta1.FinalisingStepRemoveCanaryService {
+		t.Errorf("rollback order = %v", got)
+	}
+	if s := NextFinalisingStep(rolloutsv1beta1.FinaliseReasonSuccess, true, ""); s != rolloutsv1beta1.FinalisingStepRouteTrafficToNew {
+		t.Errorf("blue-green success starts with %s", s)
+	}
+	if s := NextFinalisingStep(rolloutsv1beta1.FinaliseReasonSuccess, false, "Bogus"); s != rolloutsv1beta1.FinalisingStepRestoreStableService {
+		t.Errorf("an unknown step restarts the order, got %s", s)
+	}
+}
+
+func brPlan(partition *int32, batches ...string) rolloutsv1beta1.ReleasePlan {
+	p := rolloutsv1beta1.ReleasePlan{BatchPartition: partition}
+	for _, b := range batches {
+		p.Batches = append(p.Batches, rolloutsv1beta1.ReleaseBatch{CanaryReplicas: intstr.Parse(b)})
+	}
+	return p
+}
+
+func TestPlanBatchRelease(t *testing.T) {
+	p0 := brPlan(ptr.To[int32](0), "1", "50%", "100%")
+	p1 := brPlan(ptr.To[int32](1), "1", "50%", "100%")
+	wl := func(updated, ready int32) *WorkloadView {
+		return &WorkloadView{Replicas: 10, Updated: updated, UpdatedReady: ready, StableRevision: "a", UpdateRevision: "b", Consistent: true}
+	}
+	progressing := func(batch int32, state rolloutsv1beta1.BatchReleaseBatchStateType, p rolloutsv1beta1.ReleasePlan) rolloutsv1beta1.BatchReleaseStatus {
+		return rolloutsv1beta1.BatchReleaseStatus{
+			Phase: rolloutsv1beta1.RolloutPhaseProgressing, StableRevision: "a", UpdateRevision: "b",
+			ObservedWorkloadReplicas: 10, ObservedReleasePlanHash: ReleasePlanHash(p),
+			CanaryStatus: rolloutsv1beta1.BatchReleaseCanaryStatus{CurrentBatch: batch, CurrentBatchState: state},
+		}
+	}
+	for name, tc := range map[string]struct {
+		st        rolloutsv1beta1.BatchReleaseStatus
+		w         BatchWorld
+		action    BatchAction
+		desired   int32
+		wantPhase rolloutsv1beta1.RolloutPhase
+		wantBatch int32
+		wantState rolloutsv1beta1.BatchReleaseBatchStateType
+	}{
+		"new release initializes": {rolloutsv1beta1.BatchReleaseStatus{}, BatchWorld{Plan: p0, Workload: wl(0, 0)},
+			ActionInitialize, 0, rolloutsv1beta1.RolloutPhaseProgressing, 0, rolloutsv1beta1.UpgradingBatchState},
+		"upgrading upgrades": {progressing(0, rolloutsv1beta1.UpgradingBatchState, p0), BatchWorld{Plan: p0, Workload: wl(0, 0)},
+			ActionUpgrade, 1, rolloutsv1beta1.RolloutPhaseProgressing, 0, rolloutsv1beta1.VerifyingBatchState},
+		"verifying waits": {progressing(0, rolloutsv1beta1.VerifyingBatchState, p0), BatchWorld{Plan: p0, Workload: wl(1, 0)},
+			ActionNone, 0, rolloutsv1beta1.RolloutPhaseProgressing, 0, rolloutsv1beta1.VerifyingBatchState},
+		"verifying waits for the workload controller": {progressing(0, rolloutsv1beta1.VerifyingBatchState, p0),
+			BatchWorld{Plan: p0, Workload: &WorkloadView{Replicas: 10, Updated: 1, UpdatedReady: 1, UpdateRevision: "b"}},
+			ActionNone, 0, rolloutsv1beta1.RolloutPhaseProgressing, 0, rolloutsv1beta1.VerifyingBatchState},
+		"verified is ready": {progressing(0, rolloutsv1beta1.VerifyingBatchState, p0), BatchWorld{Plan: p0, Workload: wl(1, 1)},
+			ActionNone, 0, rolloutsv1beta1.RolloutPhaseProgressing, 0, rolloutsv1beta1.ReadyBatchState},
+		"ready stays within the partition": {progressing(0, rolloutsv1beta1.ReadyBatchState, p0), BatchWorld{Plan: p0, Workload: wl(1, 1)},
+			ActionNone, 0, rolloutsv1beta1.RolloutPhaseProgressing, 0, rolloutsv1beta1.ReadyBatchState},
+		"plan change recalculates": {progressing(0, rolloutsv1beta1.ReadyBatchState, p0), BatchWorld{Plan: p1, Workload: wl(1, 1)},
+			ActionUpgrade, 5, rolloutsv1beta1.RolloutPhaseProgressing, 1, rolloutsv1beta1.VerifyingBatchState},
+		"scaling restarts the batch": {progressing(1, rolloutsv1beta1.ReadyBatchState, p1),
+			BatchWorld{Plan: p1, Workload: &WorkloadView{Replicas: 20, Updated: 5, UpdatedReady: 5, UpdateRevision: "b", Consistent: true}},
+			ActionUpgrade, 10, rolloutsv1beta1.RolloutPhaseProgressing, 1, rolloutsv1beta1.VerifyingBatchState},
+		"new revision starts over": {progressing(1, rolloutsv1beta1.ReadyBatchState, p1),
+			BatchWorld{Plan: p1, Workload: &WorkloadView{Replicas: 10, UpdateRevision: "c", Consistent: true}},
+			ActionUpgrade, 1, rolloutsv1beta1.RolloutPhaseProgressing, 0, rolloutsv1beta1.VerifyingBatchState},
+		"release all finalizes": {progressing(2, rolloutsv1beta1.ReadyBatchState, p1), BatchWorld{Plan: brPlan(nil, "1"), Workload: wl(10, 10)},
+			ActionFinalize, 0, rolloutsv1beta1.RolloutPhaseFinalizing, 2, rolloutsv1beta1.ReadyBatchState},
+		"deletion finalizes": {progressing(0, rolloutsv1beta1.VerifyingBatchState, p0), BatchWorld{Plan: p0, Deleting: true, Workload: wl(1, 1)},
+			ActionFinalize, 0, rolloutsv1beta1.RolloutPhaseFinalizing, 0, rolloutsv1beta1.VerifyingBatchState},
+		"gone workload completes": {progressing(0, rolloutsv1beta1.VerifyingBatchState, p0), BatchWorld{Plan: p0},
+			ActionNone, 0, rolloutsv1beta1.RolloutPhaseCompleted, 0, rolloutsv1beta1.VerifyingBatchState},
+	} {
+		tc.w.Now = t0
+		d := PlanBatchRelease(tc.st, tc.w)
+		cs := d.Status.CanaryStatus
+		if d.Action != tc.action || d.DesiredUpdated != tc.desired || d.Status.Phase != tc.wantPhase ||
+			cs.CurrentBatch != tc.wantBatch || cs.CurrentBatchState != tc.wantState {
+			t.Errorf("%s: got %q(%d) %s batch %d %s; want %q(%d) %s batch %d %s", name,
+				d.Action, d.DesiredUpdated, d.Status.Phase, cs.CurrentBatch, cs.CurrentBatchState,
+				tc.action, tc.desired, tc.wantPhase, tc.wantBatch, tc.wantState)
+		}
+	}
+}
+
+func FuzzAdvance(f *testing.F) {
+	f.Add(int32(1), int32(2), "StepPaused", 3)
+	f.Add(int32(-3), int32(99), "Bogus", 0)
+	f.Fuzz(func(t *testing.T, cur, next int32, state string, n int) {
+		n = max(min(n, 50), 0)
+		steps := make([]rolloutsv1beta1.CanaryStep, n)
+		for i := range steps {
+			steps[i] = replicas("50%")
+		}
+		st := rolloutsv1beta1.CommonStatus{CurrentStepIndex: cur, NextStepIndex: next, CurrentStepState: rolloutsv1beta1.CanaryStepState(state)}
+		res := Advance(st, StepWorld{Now: t0, Steps: steps, ReadyStep: cur, NoTraffic: true})
+		_ = StepMessage(res.Status, steps)
+	})
+}

@@ -1,0 +1,450 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+// Messages upstream clients and users know.
+const (
+	MsgWorkloadNotFound  = "Workload Not Found"
+	MsgHealthy           = "workload deployment is completed"
+	MsgPaused            = "Rollout has been paused, you can resume it by kube-cli"
+	MsgDisabling         = "Disabling rollout, release resources"
+	MsgDisabled          = "Rollout is disabled"
+	MsgTerminating       = "Rollout is in terminating"
+	MsgCompleted         = "Rollout progressing has been completed"
+	MsgFinalising        = "Rollout is finalising"
+	MsgContinuousRelease = "new version detected during a release; restarting from the first step"
+)
+
+// WorkloadObs is what the Rollout controller read from its workload.
+type WorkloadObs struct {
+	// InProgressing: the workload webhook marked a release of this Rollout.
+	InProgressing  bool
+	StableRevision string
+	UpdateRevision string
+	Replicas       int32
+	// RolloutID is the workload's rollouts.kruise.io/rollout-id (label first, then annotation).
+	RolloutID  string
+	Generation int64
+	// Consistent is false while the workload's own controller has not observed its latest spec; revisions
+	// read from its status are stale until then.
+	Consistent bool
+}
+
+// BatchObs is what the Rollout controller read from its BatchRelease.
+type BatchObs struct {
+	// ReadyStep is the 1-based step whose batch is ready under the plan the Rollout wants (0: none).
+	ReadyStep int32
+	// Completed: the BatchRelease finished finalizing the plan the Rollout wants.
+	Completed bool
+}
+
+// RolloutWorld is everything the Rollout planner reads.
+type RolloutWorld struct {
+	Now        time.Time
+	Generation int64
+	Spec       rolloutsv1beta1.RolloutSpec
+	Deleting   bool
+	// Workload is nil when the workload does not exist; Batch is nil when no BatchRelease exists.
+	Workload *WorkloadObs
+	Batch    *BatchObs
+	// NoTraffic: the Rollout routes no traffic, so every traffic step is done at once.
+	NoTraffic bool
+}
+
+// RolloutDecision is what the controller applies: the status, the BatchRelease it wants, and side effects.
+type RolloutDecision struct {
+	Status rolloutsv1beta1.RolloutStatus
+	// Plan is the release plan the BatchRelease must carry (nil: no BatchRelease is wanted).
+	Plan *rolloutsv1beta1.ReleasePlan
+	// DeleteBatch asks for the BatchRelease to be deleted.
+	DeleteBatch bool
+	// ReleaseWorkload asks for the workload's in-progressing annotation to be removed.
+	ReleaseWorkload bool
+	// RemoveFinalizer: the Rollout may go.
+	RemoveFinalizer bool
+	Events          []string
+	RequeueAfter    time.Duration
+	Health          Health
+}
+
+// PlanRollout decides a Rollout's next move from its status and what the controller observed.
+func PlanRollout(st rolloutsv1beta1.RolloutStatus, w RolloutWorld) RolloutDecision {
+	d := RolloutDecision{Status: *st.DeepCopy()}
+	switch {
+	case w.Deleting:
+		planTerminating(&d, w)
+	case w.Workload == nil:
+		planWorkloadGone(&d, w)
+	case w.Spec.Disabled:
+		planDisabled(&d, w)
+	default:
+		planEnabled(&d, w)
+	}
+	d.Status.ObservedGeneration = w.Generation
+	mirrorStep(&d.Status)
+	d.Status.Conditions = KStatusConditions(d.Status.Conditions, d.Health, w.Now)
+	return d
+}
+
+func planTerminating(d *RolloutDecision, w RolloutWorld) {
+	d.Status.Phase = rolloutsv1beta1.RolloutPhaseTerminating
+	d.Status.Message = MsgTerminating
+	d.Health = Health{Reconciling: true, Reason: ReasonTerminating, Message: MsgTerminating}
+	setCond(d, rolloutsv1beta1.RolloutConditionTerminating, corev1.ConditionTrue, rolloutsv1beta1.TerminatingReasonInTerminating, MsgTerminating, w.Now)
+	if !releaseActive(w, d.Status) || finalise(d, w, rolloutsv1beta1.FinaliseReasonDelete) {
+		setCond(d, rolloutsv1beta1.RolloutConditionTerminating, corev1.ConditionFalse, rolloutsv1beta1.TerminatingReasonCompleted, MsgTerminating, w.Now)
+		d.RemoveFinalizer = true
+	}
+}
+
+func planWorkloadGone(d *RolloutDecision, w RolloutWorld) {
+	d.Status.Phase = rolloutsv1beta1.RolloutPhaseInitial
+	d.Status.Message = MsgWorkloadNotFound
+	d.Status.CanaryStatus, d.Status.BlueGreenStatus = nil, nil
+	d.DeleteBatch = w.Batch != nil
+	d.Health = Health{Stalled: true, Reason: ReasonWorkloadNotFound, Message: MsgWorkloadNotFound}
+}
+
+func planDisabled(d *RolloutDecision, w RolloutWorld) {
+	if releaseActive(w, d.Status) {
+		d.Status.Phase = rolloutsv1beta1.RolloutPhaseDisabling
+		d.Status.Message = MsgDisabling
+		d.Health = Health{Reconciling: true, Reason: ReasonDisabled, Message: MsgDisabling}
+		if !finalise(d, w, rolloutsv1beta1.FinaliseReasonDisabled) {
+			return
+		}
+	}
+	d.Status.Phase = rolloutsv1beta1.RolloutPhaseDisabled
+	d.Status.Message = MsgDisabled
+	d.Health = Health{Reason: ReasonDisabled, Message: MsgDisabled}
+}
+
+// releaseActive: a release holds the workload (marked by the webhook, driven by a BatchRelease, or half
+// finalised).
+func releaseActive(w RolloutWorld, st rolloutsv1beta1.RolloutStatus) bool {
+	if sub := st.GetSubStatus(); sub != nil && sub.FinalisingStep != "" {
+		return true
+	}
+	return w.Batch != nil || (w.Workload != nil && w.Workload.InProgressing)
+}
+
+func planEnabled(d *RolloutDecision, w RolloutWorld) {
+	if !w.Workload.Consistent && !finalising(d.Status) {
+		waitForWorkload(d, w)
+		return
+	}
+	switch d.Status.Phase {
+	case rolloutsv1beta1.RolloutPhaseProgressing:
+		planProgressing(d, w)
+	case rolloutsv1beta1.RolloutPhaseHealthy:
+		planHealthy(d, w)
+	default:
+		// "", Initial, Disabled, Disabling, Terminating (undeleted): settle as Healthy first.
+		becomeHealthy(d, w)
+		planHealthy(d, w)
+	}
+}
+
+// workloadSettleInterval is how soon a Rollout looks again at a workload whose controller lags behind;
+// the workload's status update usually wakes it first.
+const workloadSettleInterval = time.Second
+
+// waitForWorkload keeps everything as it is until the workload's status is current again.
+func waitForWorkload(d *RolloutDecision, w RolloutWorld) {
+	d.RequeueAfter = workloadSettleInterval
+	d.Health = Health{Reconciling: true, Reason: ReasonProgressing, Message: "waiting for the workload controller to observe the latest spec"}
+	if sub := d.Status.GetSubStatus(); sub != nil && d.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing {
+		d.Plan = releasePlan(w, *sub, false)
+	}
+}
+
+// finalising reports whether the Rollout is in the middle of its finalising steps.
+func finalising(st rolloutsv1beta1.RolloutStatus) bool {
+	sub := st.GetSubStatus()
+	return sub != nil && sub.FinalisingStep != ""
+}
+
+func becomeHealthy(d *RolloutDecision, w RolloutWorld) {
+	d.Status.Phase = rolloutsv1beta1.RolloutPhaseHealthy
+	d.Status.Message = MsgHealthy
+	if d.Status.GetSubStatus() == nil {
+		setSubStatus(&d.Status, w, completedFor(w))
+	}
+}
+
+func completedFor(w RolloutWorld) rolloutsv1beta1.CommonStatus {
+	st := CompletedRelease(w.Now, len(w.Spec.Strategy.GetSteps()))
+	stampRelease(&st, w)
+	return st
+}
+
+// stampRelease records which release a sub-status describes.
+func stampRelease(st *rolloutsv1beta1.CommonStatus, w RolloutWorld) {
+	st.ObservedWorkloadGeneration = w.Workload.Generation
+	st.ObservedRolloutID = w.Workload.RolloutID
+	st.RolloutHash = StepsHash(w.Spec.Strategy.GetSteps())
+	st.StableRevision = w.Workload.StableRevision
+	st.PodTemplateHash = w.Workload.UpdateRevision
+}
+
+func planHealthy(d *RolloutDecision, w RolloutWorld) {
+	d.Health = Health{Reason: ReasonCompleted, Message: MsgHealthy}
+	if !w.Workload.InProgressing {
+		d.DeleteBatch = w.Batch != nil
+		return
+	}
+	if alreadyReleased(d.Status.GetSubStatus(), w.Workload) {
+		// A mark left behind (or replayed by a stale cache) for the revision just released: clear it.
+		d.ReleaseWorkload = true
+		return
+	}
+	startRelease(d, w)
+	planProgressing(d, w)
+}
+
+func alreadyReleased(sub *rolloutsv1beta1.CommonStatus, wl *WorkloadObs) bool {
+	return sub != nil && sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted && sub.FinalisingStep == "" &&
+		sub.PodTemplateHash == wl.UpdateRevision && sub.ObservedRolloutID == wl.RolloutID
+}
+
+func startRelease(d *RolloutDecision, w RolloutWorld) {
+	d.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
+	st := NewRelease(w.Now, len(w.Spec.Strategy.GetSteps()))
+	stampRelease(&st, w)
+	setSubStatus(&d.Status, w, st)
+	d.Status.Conditions = RemoveCondition(d.Status.Conditions, rolloutsv1beta1.RolloutConditionSucceeded)
+	setCond(d, rolloutsv1beta1.RolloutConditionProgressing, corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInitializing, "Rollout is in Progressing", w.Now)
+	d.Events = append(d.Events, "start a new release of revision "+w.Workload.UpdateRevision)
+}
+
+func planProgressing(d *RolloutDecision, w RolloutWorld) {
+	d.Health = Health{Reconciling: true, Reason: ReasonProgressing}
+	cond := GetCondition(d.Status.Conditions, rolloutsv1beta1.RolloutConditionProgressing)
+	reason := rolloutsv1beta1.ProgressingReasonInitializing
+	if cond != nil {
+		reason = cond.Reason
+	}
+	switch reason {
+	case rolloutsv1beta1.ProgressingReasonFinalising:
+		finishRelease(d, w, rolloutsv1beta1.FinaliseReasonSuccess)
+	case rolloutsv1beta1.ProgressingReasonCancelling:
+		finishRelease(d, w, rolloutsv1beta1.FinaliseReasonRollback)
+	case rolloutsv1beta1.ProgressingReasonCompleted:
+		becomeHealthy(d, w)
+		d.Health = Health{Reason: ReasonCompleted, Message: MsgHealthy}
+	default:
+		planRolling(d, w)
+	}
+}
+
+// planRolling handles Initializing, InRolling and Paused: rollback first, then pause, then a new version, a
+// changed plan, and finally the steps themselves.
+func planRolling(d *RolloutDecision, w RolloutWorld) {
+	sub := d.Status.GetSubStatus()
+	switch {
+	case sub == nil:
+		startRelease(d, w)
+		planRolling(d, w)
+	case w.Workload.UpdateRevision == sub.StableRevision && sub.StableRevision != "":
+		setProgressing(d, rolloutsv1beta1.ProgressingReasonCancelling, "Rollout is rolling back to the stable revision", w.Now)
+		d.Events = append(d.Events, "rollback to the stable revision")
+		finishRelease(d, w, rolloutsv1beta1.FinaliseReasonRollback)
+	case w.Spec.Strategy.Paused:
+		setProgressing(d, rolloutsv1beta1.ProgressingReasonPaused, MsgPaused, w.Now)
+		d.Status.Message = MsgPaused
+		d.Plan = releasePlan(w, *sub, false)
+		d.Health = Health{Stalled: true, Reason: ReasonPaused, Message: MsgPaused}
+	case w.Workload.UpdateRevision != sub.PodTemplateHash:
+		restartRelease(d, w)
+	default:
+		rollSteps(d, w, sub)
+	}
+}
+
+// restartRelease begins again from the first step once the old BatchRelease is gone.
+func restartRelease(d *RolloutDecision, w RolloutWorld) {
+	d.Events = append(d.Events, MsgContinuousRelease)
+	if w.Batch != nil {
+		d.DeleteBatch = true
+		d.Status.Message = MsgContinuousRelease
+		return
+	}
+	startRelease(d, w)
+	rollSteps(d, w, d.Status.GetSubStatus())
+}
+
+func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonStatus) {
+	setProgressing(d, rolloutsv1beta1.ProgressingReasonInRolling, "Rollout is in Progressing", w.Now)
+	steps := w.Spec.Strategy.GetSteps()
+	if hash := StepsHash(steps); hash != sub.RolloutHash {
+		sub.RolloutHash = hash
+		sub.CurrentStepIndex = min(max(sub.CurrentStepIndex, 1), int32(len(steps))) //nolint:gosec // <= 50 steps
+		sub.NextStepIndex = nextIndex(sub.CurrentStepIndex, len(steps))
+		sub.CurrentStepState = rolloutsv1beta1.CanaryStepStateInit
+		d.Events = append(d.Events, "the step plan changed; continuing from the current step")
+	}
+	res := Advance(*sub, StepWorld{
+		Now: w.Now, Steps: steps, BlueGreen: w.Spec.Strategy.BlueGreen != nil,
+		ReadyStep: readyStep(w), NoTraffic: w.NoTraffic,
+	})
+	*sub = res.Status
+	d.Events = append(d.Events, res.Events...)
+	d.RequeueAfter = res.RequeueAfter
+	d.Status.Message = StepMessage(*sub, steps)
+	if res.AwaitingApproval {
+		d.Health = Health{Stalled: true, Reason: ReasonAwaitingApproval, Message: d.Status.Message}
+	}
+	if sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted {
+		setProgressing(d, rolloutsv1beta1.ProgressingReasonFinalising, MsgFinalising, w.Now)
+		finishRelease(d, w, rolloutsv1beta1.FinaliseReasonSuccess)
+		return
+	}
+	d.Plan = releasePlan(w, *sub, false)
+}
+
+func readyStep(w RolloutWorld) int32 {
+	if w.Batch == nil {
+		return 0
+	}
+	return w.Batch.ReadyStep
+}
+
+// finishRelease runs the finalising steps of a release; at the end the Rollout is Healthy again.
+func finishRelease(d *RolloutDecision, w RolloutWorld, reason string) {
+	if !finalise(d, w, reason) {
+		return
+	}
+	sub := d.Status.GetSubStatus()
+	sub.CurrentStepState = rolloutsv1beta1.CanaryStepStateCompleted
+	succeeded := corev1.ConditionTrue
+	if reason != rolloutsv1beta1.FinaliseReasonSuccess {
+		succeeded = corev1.ConditionFalse
+	}
+	setCond(d, rolloutsv1beta1.RolloutConditionSucceeded, succeeded, reason, MsgCompleted, w.Now)
+	setCond(d, rolloutsv1beta1.RolloutConditionProgressing, corev1.ConditionFalse, rolloutsv1beta1.ProgressingReasonCompleted, MsgCompleted, w.Now)
+	d.Events = append(d.Events, MsgCompleted)
+	becomeHealthy(d, w)
+	d.Health = Health{Reason: ReasonCompleted, Message: MsgHealthy}
+}
+
+// finalise advances the finalising steps as far as the world allows and reports whether all are done.
+func finalise(d *RolloutDecision, w RolloutWorld, reason string) bool {
+	sub := d.Status.GetSubStatus()
+	if sub == nil {
+		st := CompletedRelease(w.Now, len(w.Spec.Strategy.GetSteps()))
+		setSubStatus(&d.Status, w, st)
+		sub = d.Status.GetSubStatus()
+	}
+	d.ReleaseWorkload = w.Workload != nil && w.Workload.InProgressing
+	blueGreen := w.Spec.Strategy.BlueGreen != nil
+	if d.Status.Message == "" || d.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing {
+		d.Status.Message = MsgFinalising
+	}
+	for range maxTransitions {
+		if sub.FinalisingStep == "" || sub.FinalisingStep == rolloutsv1beta1.FinalisingStepWaitEndless {
+			sub.FinalisingStep = NextFinalisingStep(reason, blueGreen, "")
+		}
+		if sub.FinalisingStep == rolloutsv1beta1.FinalisingStepTypeEnd {
+			sub.FinalisingStep = ""
+			sub.CurrentStepState = rolloutsv1beta1.CanaryStepStateCompleted
+			return true
+		}
+		if !finalisingStepDone(d, w, sub, reason) {
+			return false
+		}
+		sub.FinalisingStep = NextFinalisingStep(reason, blueGreen, sub.FinalisingStep)
+	}
+	return false
+}
+
+// finalisingStepDone applies one finalising step and reports whether it is complete.
+func finalisingStepDone(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonStatus, reason string) bool {
+	switch sub.FinalisingStep {
+	case rolloutsv1beta1.FinalisingStepResumeWorkload:
+		if w.Batch == nil {
+			return true
+		}
+		plan := releasePlan(w, *sub, true)
+		plan.FinalizingPolicy = FinalizingPolicy(reason)
+		d.Plan = plan
+		return w.Batch.Completed
+	case rolloutsv1beta1.FinalisingStepReleaseWorkloadControl:
+		d.DeleteBatch = w.Batch != nil
+		return w.Batch == nil
+	default:
+		// Service and route steps: nothing to restore when the Rollout routes no traffic.
+		return w.NoTraffic
+	}
+}
+
+// releasePlan is the plan the BatchRelease carries for a sub-status; finalising releases every batch.
+func releasePlan(w RolloutWorld, sub rolloutsv1beta1.CommonStatus, finalising bool) *rolloutsv1beta1.ReleasePlan {
+	s := w.Spec.Strategy
+	p := &rolloutsv1beta1.ReleasePlan{RollingStyle: s.GetRollingStyle()}
+	if w.Workload != nil {
+		p.RolloutID = w.Workload.RolloutID
+	}
+	for _, step := range s.GetSteps() {
+		p.Batches = append(p.Batches, rolloutsv1beta1.ReleaseBatch{CanaryReplicas: batchReplicas(step)})
+	}
+	if c := s.Canary; c != nil {
+		p.FailureThreshold = c.FailureThreshold
+		p.PatchPodTemplateMetadata = c.PatchPodTemplateMetadata
+		p.EnableExtraWorkloadForCanary = c.EnableExtraWorkloadForCanary
+	} else if s.BlueGreen != nil {
+		p.FailureThreshold = s.BlueGreen.FailureThreshold
+	}
+	if !finalising {
+		partition := max(sub.CurrentStepIndex-1, 0)
+		p.BatchPartition = &partition
+	}
+	return p
+}
+
+func batchReplicas(step rolloutsv1beta1.CanaryStep) intstrValue {
+	if step.Replicas != nil {
+		return *step.Replicas
+	}
+	return fullRelease
+}
+
+func setSubStatus(st *rolloutsv1beta1.RolloutStatus, w RolloutWorld, common rolloutsv1beta1.CommonStatus) {
+	if w.Spec.Strategy.BlueGreen != nil {
+		st.CanaryStatus = nil
+		st.BlueGreenStatus = &rolloutsv1beta1.BlueGreenStatus{CommonStatus: common, UpdatedRevision: common.PodTemplateHash}
+		return
+	}
+	st.BlueGreenStatus = nil
+	st.CanaryStatus = &rolloutsv1beta1.CanaryStatus{CommonStatus: common, CanaryRevision: common.PodTemplateHash}
+}
+
+// mirrorStep copies the sub-status step to the top-level fields v1beta1 printer columns read.
+func mirrorStep(st *rolloutsv1beta1.RolloutStatus) {
+	if sub := st.GetSubStatus(); sub != nil {
+		st.CurrentStepIndex, st.CurrentStepState = sub.CurrentStepIndex, sub.CurrentStepState
+	}
+}
+
+func setProgressing(d *RolloutDecision, reason, msg string, now time.Time) {
+	setCond(d, rolloutsv1beta1.RolloutConditionProgressing, corev1.ConditionTrue, reason, msg, now)
+}
+
+func setCond(d *RolloutDecision, t rolloutsv1beta1.RolloutConditionType, s corev1.ConditionStatus, reason, msg string, now time.Time) {
+	d.Status.Conditions = SetCondition(d.Status.Conditions, NewCondition(t, s, reason, msg), now)
+}
+
+// Describe is a one-line summary of a decision, for logs.
+func (d RolloutDecision) Describe() string {
+	sub := d.Status.GetSubStatus()
+	if sub == nil {
+		return string(d.Status.Phase)
+	}
+	return fmt.Sprintf("%s step %d %s %s", d.Status.Phase, sub.CurrentStepIndex, sub.CurrentStepState, sub.FinalisingStep)
+}

@@ -1,0 +1,237 @@
+package plan
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// sim is a Rollout, its workload and a BatchRelease that makes each batch ready by the next reconcile.
+type sim struct {
+	t        *testing.T
+	spec     rolloutsv1beta1.RolloutSpec
+	status   rolloutsv1beta1.RolloutStatus
+	workload *WorkloadObs
+	plan     *rolloutsv1beta1.ReleasePlan
+	deleting bool
+	gone     bool
+	now      time.Time
+	log      []string
+}
+
+func newSim(t *testing.T, steps ...rolloutsv1beta1.CanaryStep) *sim {
+	return &sim{
+		t:        t,
+		spec:     rolloutsv1beta1.RolloutSpec{Strategy: rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{Steps: steps}}},
+		workload: &WorkloadObs{StableRevision: "v1", UpdateRevision: "v1", Replicas: 10, Generation: 1, Consistent: true},
+		now:      time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC),
+	}
+}
+
+func (s *sim) batch() *BatchObs {
+	if s.plan == nil {
+		return nil
+	}
+	if s.plan.BatchPartition == nil {
+		return &BatchObs{Completed: true}
+	}
+	return &BatchObs{ReadyStep: *s.plan.BatchPartition + 1}
+}
+
+// reconcile plans once, applies the decision the way the controller does and logs the outcome.
+func (s *sim) reconcile(note string) RolloutDecision {
+	w := RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Deleting: s.deleting, Workload: s.workload, Batch: s.batch(), NoTraffic: true}
+	if s.gone {
+		w.Workload = nil
+	}
+	d := PlanRollout(s.status, w)
+	s.status = d.Status
+	if d.DeleteBatch {
+		s.plan = nil
+	} else if d.Plan != nil {
+		s.plan = d.Plan.DeepCopy()
+	}
+	if d.ReleaseWorkload {
+		s.workload.InProgressing = false
+	}
+	s.log = append(s.log, s.line(note, d))
+	return d
+}
+
+func (s *sim) line(note string, d RolloutDecision) string {
+	st := s.status
+	sub := st.GetSubStatus()
+	step := "-"
+	if sub != nil {
+		step = fmt.Sprintf("%d/%d %s fin=%s", sub.CurrentStepIndex, sub.NextStepIndex, sub.CurrentStepState, sub.FinalisingStep)
+	}
+	br := "none"
+	if s.plan != nil && s.plan.BatchPartition != nil {
+		br = fmt.Sprintf("partition=%d", *s.plan.BatchPartition)
+	} else if s.plan != nil {
+		br = "release-all/" + string(s.plan.FinalizingPolicy)
+	}
+	if d.RemoveFinalizer {
+		br += " (finalizer removed)"
+	}
+	return fmt.Sprintf("%-22s | %-11s | %-44s | %-24s | %s | %s | events=%q", note, st.Phase, step, br, health(st), st.Message, d.Events)
+}
+
+func health(st rolloutsv1beta1.RolloutStatus) string {
+	var out []string
+	for _, t := range []rolloutsv1beta1.RolloutConditionType{ConditionReady, ConditionReconciling, ConditionStalled} {
+		if c := GetCondition(st.Conditions, t); c != nil {
+			out = append(out, fmt.Sprintf("%s=%s", t, c.Status))
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func (s *sim) approve() {
+	sub := s.status.GetSubStatus()
+	if sub.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
+		s.t.Fatalf("approve at %s", sub.CurrentStepState)
+	}
+	sub.CurrentStepState = rolloutsv1beta1.CanaryStepStateReady
+}
+
+func (s *sim) release(rev string) {
+	s.workload.UpdateRevision = rev
+	s.workload.InProgressing = true
+	s.workload.Generation++
+}
+
+func (s *sim) golden(name string) {
+	s.t.Helper()
+	got := strings.Join(s.log, "\n") + "\n"
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o600); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		s.t.Fatalf("%v (run with -update to create)", err)
+	}
+	if got != string(want) {
+		s.t.Errorf("%s differs from %s:\n%s", name, path, got)
+	}
+}
+
+func replicas(v string) rolloutsv1beta1.CanaryStep {
+	r := intstr.Parse(v)
+	return rolloutsv1beta1.CanaryStep{Replicas: &r}
+}
+
+func withPause(s rolloutsv1beta1.CanaryStep, seconds int32) rolloutsv1beta1.CanaryStep {
+	s.Pause.Duration = ptr.To(seconds)
+	return s
+}
+
+// The seed document's story: 10 replicas, steps 1 / 50% / 100%, approved twice.
+func TestGoldenMultiBatchWithApprovals(t *testing.T) {
+	s := newSim(t, replicas("1"), replicas("50%"), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("template changed")
+	s.reconcile("batch 1 ready")
+	s.reconcile("still waiting")
+	s.approve()
+	s.reconcile("approved step 1")
+	s.reconcile("batch 2 ready")
+	s.approve()
+	s.reconcile("approved step 2")
+	s.reconcile("batch 3 ready")
+	s.reconcile("workload released")
+	s.reconcile("batch release deleted")
+	s.reconcile("steady")
+	s.workload.InProgressing = true
+	s.reconcile("stale mark replayed")
+	s.reconcile("mark cleared")
+	s.golden("multi-batch-approvals")
+}
+
+func TestGoldenPauseDurations(t *testing.T) {
+	s := newSim(t, withPause(replicas("20%"), 0), withPause(replicas("60%"), 30), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("template changed")
+	s.reconcile("batch 1 ready")
+	s.reconcile("batch 2 ready")
+	s.now = s.now.Add(10 * time.Second)
+	if d := s.reconcile("10s later"); d.RequeueAfter != 20*time.Second {
+		t.Errorf("RequeueAfter = %v, want 20s", d.RequeueAfter)
+	}
+	s.now = s.now.Add(20 * time.Second)
+	s.reconcile("30s later")
+	s.reconcile("batch 3 ready")
+	s.golden("pause-durations")
+}
+
+func TestGoldenContinuousReleaseAndRollback(t *testing.T) {
+	s := newSim(t, replicas("1"), replicas("50%"), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.reconcile("batch 1 ready")
+	s.release("v3")
+	s.reconcile("v3 applied")
+	s.reconcile("old batch release gone")
+	s.reconcile("batch 1 ready")
+	s.release("v1")
+	s.reconcile("rolled back to v1")
+	s.reconcile("workload released")
+	s.reconcile("batch release deleted")
+	s.golden("continuous-and-rollback")
+}
+
+func TestGoldenStepJumpAndPause(t *testing.T) {
+	s := newSim(t, replicas("1"), replicas("50%"), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.reconcile("batch 1 ready")
+	s.status.CanaryStatus.NextStepIndex = 3
+	s.reconcile("jump to step 3")
+	s.spec.Strategy.Paused = true
+	s.reconcile("paused")
+	s.spec.Strategy.Paused = false
+	s.reconcile("resumed")
+	s.reconcile("workload released")
+	s.golden("jump-and-pause")
+}
+
+func TestGoldenDisableAndDelete(t *testing.T) {
+	s := newSim(t, replicas("1"), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.spec.Disabled = true
+	s.reconcile("disabled")
+	s.reconcile("released")
+	s.reconcile("batch release deleted")
+	s.spec.Disabled = false
+	s.reconcile("enabled")
+	s.release("v3")
+	s.reconcile("v3 applied")
+	s.deleting = true
+	s.reconcile("deleted")
+	s.reconcile("released")
+	s.reconcile("batch release deleted")
+	s.gone = true
+	s.deleting = false
+	s.reconcile("workload gone")
+	s.golden("disable-and-delete")
+}
