@@ -1,0 +1,147 @@
+// Package control is how the Rollout engine drives one kind of workload: it freezes the workload, moves it one
+// batch at a time, and releases it. The engine picks a WorkloadControl from a Registry by the workload's
+// group/kind and the release's rolling style; native kinds are registered here, the kruise kinds by their
+// workload modules.
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+// ErrWorkloadGone is returned by WorkloadControl.Read when the workload does not exist.
+var ErrWorkloadGone = errors.New("workload not found")
+
+// Target is the release a control works for.
+type Target struct {
+	// Namespace and Ref name the workload.
+	Namespace string
+	Ref       rolloutsv1beta1.ObjectRef
+	// Owner is the BatchRelease's controller reference; it is written to the workload's control-info
+	// annotation and owns any object the control creates (such as a canary Deployment).
+	Owner metav1.OwnerReference
+	// Plan is the BatchRelease's release plan.
+	Plan rolloutsv1beta1.ReleasePlan
+	// KeepPausedOnCancel keeps the workload frozen when a release is cancelled (the
+	// KeepWorkloadPausedOnRolloutDeletion gate).
+	KeepPausedOnCancel bool
+}
+
+// WorkloadInfo is what the engine reads from a workload.
+type WorkloadInfo struct {
+	// Object is the workload as read (typed or unstructured).
+	Object client.Object
+	// Replicas is the desired number of pods (spec.replicas, or the desired number scheduled of a DaemonSet).
+	Replicas int32
+	// UpdatedReplicas and UpdatedReadyReplicas count the pods of UpdateRevision (for canary style: of the
+	// canary workload).
+	UpdatedReplicas      int32
+	UpdatedReadyReplicas int32
+	// StableRevision and UpdateRevision are the values of RevisionLabelKey on the old and new pods.
+	StableRevision   string
+	UpdateRevision   string
+	RevisionLabelKey string
+	// UpdatedPods selects the pods of UpdateRevision, in Object's namespace.
+	UpdatedPods labels.Selector
+	// Consistent is false while the workload's own controller has not observed its latest spec.
+	Consistent bool
+	// Controlled is true when the workload's control-info annotation names this release's BatchRelease.
+	Controlled bool
+}
+
+// WorkloadControl drives one workload for one release. Every method is idempotent: the BatchRelease
+// controller calls them again on each reconcile until they report done.
+type WorkloadControl interface {
+	// Read returns the workload's current state, or ErrWorkloadGone.
+	Read(ctx context.Context) (*WorkloadInfo, error)
+	// Initialize takes control of the workload: control-info annotation, frozen rollout.
+	Initialize(ctx context.Context) error
+	// UpgradeBatch lets the workload run updated pods until desiredUpdated of them exist. It never moves a
+	// release backwards.
+	UpgradeBatch(ctx context.Context, desiredUpdated int32) error
+	// Finalize releases the workload. With Plan.BatchPartition nil the release completes (the workload
+	// rolls out fully); otherwise the workload is left as the last batch made it. done is false while the
+	// control still waits for the workload (for example Plan.FinalizingPolicy WaitResume).
+	Finalize(ctx context.Context) (done bool, err error)
+}
+
+// Factory builds the control of one release.
+type Factory func(c client.Client, t Target) WorkloadControl
+
+// Key selects a Factory.
+type Key struct {
+	GroupKind schema.GroupKind
+	Style     rolloutsv1beta1.RollingStyleType
+}
+
+// Registry maps workload kinds and rolling styles to controls. It is filled at wiring time and read-only
+// afterwards.
+type Registry struct {
+	factories map[Key]Factory
+	fallback  Factory
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{factories: map[Key]Factory{}}
+}
+
+// Register adds the factory for a kind and style; registering a key twice is a wiring error.
+func (r *Registry) Register(gk schema.GroupKind, style rolloutsv1beta1.RollingStyleType, f Factory) error {
+	key := Key{GroupKind: gk, Style: style}
+	if _, ok := r.factories[key]; ok {
+		return fmt.Errorf("a workload control for %s with rolling style %q is already registered", gk, style)
+	}
+	r.factories[key] = f
+	return nil
+}
+
+// RegisterFallback sets the partition-style control used for any kind nothing else claims (StatefulSet-like
+// custom resources).
+func (r *Registry) RegisterFallback(f Factory) {
+	r.fallback = f
+}
+
+// For returns the control of a release. Canary style applies to Deployments only; other kinds fall back to
+// partition style, as upstream does.
+func (r *Registry) For(c client.Client, t Target) (WorkloadControl, error) {
+	gv, err := schema.ParseGroupVersion(t.Ref.APIVersion)
+	if err != nil {
+		return nil, fmt.Errorf("workloadRef.apiVersion %q: %w", t.Ref.APIVersion, err)
+	}
+	gk := schema.GroupKind{Group: gv.Group, Kind: t.Ref.Kind}
+	style := EffectiveStyle(t.Plan)
+	if f, ok := r.factories[Key{GroupKind: gk, Style: style}]; ok {
+		return f(c, t), nil
+	}
+	if style == rolloutsv1beta1.CanaryRollingStyle {
+		if f, ok := r.factories[Key{GroupKind: gk, Style: rolloutsv1beta1.PartitionRollingStyle}]; ok {
+			return f(c, t), nil
+		}
+	}
+	if style != rolloutsv1beta1.BlueGreenRollingStyle && r.fallback != nil {
+		return r.fallback(c, t), nil
+	}
+	return nil, fmt.Errorf("no workload control for %s with rolling style %q", gk, style)
+}
+
+// EffectiveStyle is the plan's rolling style; an empty style means canary when the plan asks for an extra
+// workload and partition otherwise.
+func EffectiveStyle(p rolloutsv1beta1.ReleasePlan) rolloutsv1beta1.RollingStyleType {
+	switch {
+	case p.RollingStyle != "":
+		return p.RollingStyle
+	case p.EnableExtraWorkloadForCanary:
+		return rolloutsv1beta1.CanaryRollingStyle
+	default:
+		return rolloutsv1beta1.PartitionRollingStyle
+	}
+}

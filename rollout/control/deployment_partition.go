@@ -1,0 +1,236 @@
+package control
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+// deploymentPartition releases a native Deployment batch by batch without an extra workload: the
+// Deployment is paused with strategy Recreate so kube-controller-manager does not roll it, and the
+// Advanced Deployment controller scales its ReplicaSets to the partition in the deployment-strategy
+// annotation.
+type deploymentPartition struct {
+	client client.Client
+	target Target
+}
+
+// NewDeploymentPartition is the Factory of the partition-style control of apps/v1 Deployments.
+func NewDeploymentPartition(c client.Client, t Target) WorkloadControl {
+	return &deploymentPartition{client: c, target: t}
+}
+
+// Read returns the Deployment's release state, counted on its ReplicaSets.
+func (p *deploymentPartition) Read(ctx context.Context) (*WorkloadInfo, error) {
+	d, err := p.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sets, err := p.replicaSets(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return partitionDeploymentInfo(d, sets, p.target.Owner)
+}
+
+// Initialize hands the Deployment to the Advanced Deployment controller, in one patch.
+func (p *deploymentPartition) Initialize(ctx context.Context) error {
+	d, err := p.get(ctx)
+	if err != nil {
+		return err
+	}
+	want, err := partitionInitialized(d, p.target.Owner)
+	if err != nil {
+		return err
+	}
+	return p.patch(ctx, d, want, true)
+}
+
+// UpgradeBatch raises the partition of the deployment-strategy annotation to desiredUpdated.
+func (p *deploymentPartition) UpgradeBatch(ctx context.Context, desiredUpdated int32) error {
+	d, err := p.get(ctx)
+	if err != nil {
+		return err
+	}
+	want, err := partitionUpgraded(d, desiredUpdated)
+	if err != nil {
+		return err
+	}
+	return p.patch(ctx, d, want, true)
+}
+
+// Finalize gives the Deployment back to kube-controller-manager.
+func (p *deploymentPartition) Finalize(ctx context.Context) (bool, error) {
+	d, err := p.get(ctx)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	}
+	want, err := partitionFinalized(d, p.target)
+	if err != nil {
+		return false, err
+	}
+	if err := p.patch(ctx, d, want, false); err != nil {
+		return false, err
+	}
+	return partitionFinalizeDone(want, p.target), nil
+}
+
+func (p *deploymentPartition) get(ctx context.Context) (*appsv1.Deployment, error) {
+	d := &appsv1.Deployment{}
+	key := client.ObjectKey{Namespace: p.target.Namespace, Name: p.target.Ref.Name}
+	if err := p.client.Get(ctx, key, d); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("deployment %s: %w: %w", key, ErrWorkloadGone, err)
+		}
+		return nil, fmt.Errorf("getting deployment %s: %w", key, err)
+	}
+	return d, nil
+}
+
+// replicaSets lists the ReplicaSets the Deployment controls.
+func (p *deploymentPartition) replicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
+	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s/%s selector: %w", d.Namespace, d.Name, err)
+	}
+	list := &appsv1.ReplicaSetList{}
+	opts := []client.ListOption{client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: selector}}
+	if err := p.client.List(ctx, list, opts...); err != nil {
+		return nil, fmt.Errorf("listing replica sets of deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	return partitionOwnedReplicaSets(d, list.Items), nil
+}
+
+// patch sends the difference between d and want, if any. A patch that rewrites the JSON of the
+// deployment-strategy annotation is guarded by d's resourceVersion (lock), so that it never overwrites a
+// change it did not read; Finalize only sets fields and drops keys, which is safe on a stale read.
+func (p *deploymentPartition) patch(ctx context.Context, d, want *appsv1.Deployment, lock bool) error {
+	if equality.Semantic.DeepEqual(d, want) {
+		return nil
+	}
+	base := client.MergeFrom(d)
+	if lock {
+		base = client.MergeFromWithOptions(d, client.MergeFromWithOptimisticLock{})
+	}
+	if err := p.client.Patch(ctx, want, base); err != nil {
+		return fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	return nil
+}
+
+// partitionInitialized is d frozen for a partition-style release owned by owner. A partition already
+// written for the same owner is kept, so that calling Initialize again never moves a release back.
+func partitionInitialized(d *appsv1.Deployment, owner metav1.OwnerReference) (*appsv1.Deployment, error) {
+	s, ok, err := DeploymentStrategyFrom(d.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || !ControlledBy(d.Annotations, owner) {
+		s.Partition = intstr.FromInt32(0)
+	}
+	if s.RollingUpdate == nil && d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		s.RollingUpdate = d.Spec.Strategy.RollingUpdate.DeepCopy()
+	}
+	s.RollingStyle, s.Paused = rolloutsv1beta1.PartitionRollingStyle, false
+	want := d.DeepCopy()
+	partitionSetMeta(&want.Labels, rolloutsv1beta1.AdvancedDeploymentControlLabel, "true")
+	partitionSetMeta(&want.Annotations, rolloutsv1beta1.DeploymentStrategyAnnotation, partitionStrategyJSON(s))
+	partitionSetMeta(&want.Annotations, rolloutsv1beta1.BatchReleaseControlAnnotation, ControlInfo(owner))
+	want.Spec.Paused = true
+	want.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	return want, nil
+}
+
+// partitionUpgraded is d with its partition raised to desiredUpdated; a partition already at or above
+// it is left alone.
+func partitionUpgraded(d *appsv1.Deployment, desiredUpdated int32) (*appsv1.Deployment, error) {
+	s, ok, err := DeploymentStrategyFrom(d.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("deployment %s/%s has no annotation %s: not initialized",
+			d.Namespace, d.Name, rolloutsv1beta1.DeploymentStrategyAnnotation)
+	}
+	current, err := PartitionedReplicas(s.Partition, partitionReplicasOf(d))
+	if err != nil {
+		return nil, fmt.Errorf("annotation %s: %w", rolloutsv1beta1.DeploymentStrategyAnnotation, err)
+	}
+	if current >= desiredUpdated || (s.Partition.Type == intstr.Int && s.Partition.IntVal >= desiredUpdated) {
+		return d, nil
+	}
+	s.Partition = intstr.FromInt32(desiredUpdated)
+	want := d.DeepCopy()
+	want.Annotations[rolloutsv1beta1.DeploymentStrategyAnnotation] = partitionStrategyJSON(s)
+	return want, nil
+}
+
+// partitionFinalized is d released by the control: resumed (unless a cancelled release keeps it
+// paused) with its saved rolling update restored and every release marker removed. A Deployment another
+// release controls, or that carries no marker of a release, is left alone.
+func partitionFinalized(d *appsv1.Deployment, t Target) (*appsv1.Deployment, error) {
+	if !partitionReleasedBy(d, t.Owner) {
+		return d, nil
+	}
+	s, ok, err := DeploymentStrategyFrom(d.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	want := d.DeepCopy()
+	want.Spec.Paused = t.Plan.BatchPartition != nil && t.KeepPausedOnCancel
+	if ok {
+		want.Spec.Strategy = appsv1.DeploymentStrategy{
+			Type:          appsv1.RollingUpdateDeploymentStrategyType,
+			RollingUpdate: s.RollingUpdate.DeepCopy(),
+		}
+	}
+	for _, key := range []string{rolloutsv1beta1.DeploymentStrategyAnnotation,
+		rolloutsv1beta1.DeploymentExtraStatusAnnotation, rolloutsv1beta1.BatchReleaseControlAnnotation} {
+		delete(want.Annotations, key)
+	}
+	delete(want.Labels, rolloutsv1beta1.DeploymentStableRevisionLabel)
+	delete(want.Labels, rolloutsv1beta1.AdvancedDeploymentControlLabel)
+	return want, nil
+}
+
+// partitionReleasedBy reports whether d still carries a marker of a partition-style release that is not
+// another BatchRelease's.
+func partitionReleasedBy(d *appsv1.Deployment, owner metav1.OwnerReference) bool {
+	if d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation] != "" && !ControlledBy(d.Annotations, owner) {
+		return false
+	}
+	_, strategy := d.Annotations[rolloutsv1beta1.DeploymentStrategyAnnotation]
+	_, info := d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation]
+	_, label := d.Labels[rolloutsv1beta1.AdvancedDeploymentControlLabel]
+	return strategy || info || label
+}
+
+// partitionFinalizeDone tells whether Finalize may report done for the Deployment as patched: at once, unless
+// the plan waits for the resumed Deployment to run every pod updated and available.
+func partitionFinalizeDone(d *appsv1.Deployment, t Target) bool {
+	if t.Plan.FinalizingPolicy != rolloutsv1beta1.WaitResumeFinalizingPolicyType || d.Spec.Paused {
+		return true
+	}
+	replicas := partitionReplicasOf(d)
+	s := d.Status
+	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == replicas &&
+		s.Replicas == replicas && s.AvailableReplicas == replicas
+}
+
+func partitionSetMeta(m *map[string]string, key, value string) {
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	(*m)[key] = value
+}

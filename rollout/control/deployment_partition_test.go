@@ -1,0 +1,313 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+var (
+	partitionOwner = metav1.OwnerReference{APIVersion: "rollouts.kruise.io/v1beta1", Kind: "BatchRelease",
+		Name: "web", UID: "uid-web", Controller: ptr.To(true)}
+	otherOwner = metav1.OwnerReference{APIVersion: "rollouts.kruise.io/v1beta1", Kind: "BatchRelease",
+		Name: "web", UID: "uid-other", Controller: ptr.To(true)}
+)
+
+const (
+	strategyKey = rolloutsv1beta1.DeploymentStrategyAnnotation
+	savedRU     = `{"maxUnavailable":1,"maxSurge":"50%"}`
+)
+
+func partitionDeployment() *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "uid-d", Generation: 3,
+			Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"team": "a"}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](10),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: *simpleTemplate(),
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: ptr.To(intstr.FromInt32(1)), MaxSurge: ptr.To(intstr.FromString("50%"))}},
+		},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 3},
+	}
+}
+
+// released is a Deployment as Initialize leaves it for owner, with the given partition.
+func released(owner metav1.OwnerReference, partition string) *appsv1.Deployment {
+	d := partitionDeployment()
+	d.Labels[rolloutsv1beta1.AdvancedDeploymentControlLabel] = "true"
+	d.Labels[rolloutsv1beta1.DeploymentStableRevisionLabel] = "stable"
+	d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation] = ControlInfo(owner)
+	d.Annotations[strategyKey] = `{"rollingStyle":"Partition","rollingUpdate":` + savedRU + `,"partition":` + partition + `}`
+	d.Annotations[rolloutsv1beta1.DeploymentExtraStatusAnnotation] = `{"expectedUpdatedReplicas":1}`
+	d.Spec.Paused = true
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	return d
+}
+
+func TestPartitionedReplicas(t *testing.T) {
+	tests := []struct {
+		partition intstr.IntOrString
+		replicas  int32
+		want      int32
+	}{
+		{intstr.FromInt32(1), 10, 1},
+		{intstr.FromInt32(12), 10, 10},
+		{intstr.FromInt32(-1), 10, 0},
+		{intstr.FromString("50%"), 10, 5},
+		{intstr.FromString("15%"), 10, 2},
+		{intstr.FromString("99%"), 10, 9},
+		{intstr.FromString("100%"), 10, 10},
+		{intstr.FromString("150%"), 10, 10},
+		{intstr.FromString("50%"), 1, 1},
+		{intstr.FromString("0%"), 10, 0},
+		{intstr.FromString("7"), 10, 7},
+		{intstr.FromInt32(3), 0, 0},
+	}
+	for _, tt := range tests {
+		got, err := PartitionedReplicas(tt.partition, tt.replicas)
+		if err != nil || got != tt.want {
+			t.Errorf("PartitionedReplicas(%s, %d) = %d, %v; want %d", tt.partition.String(), tt.replicas, got, err, tt.want)
+		}
+	}
+	if _, err := PartitionedReplicas(intstr.FromString("half"), 10); err == nil {
+		t.Error("PartitionedReplicas(half) did not fail")
+	}
+}
+
+func TestPartitionInitialized(t *testing.T) {
+	fresh := `{"rollingStyle":"Partition","rollingUpdate":` + savedRU + `,"partition":0}`
+	webhook := partitionDeployment()
+	webhook.Spec.Paused = true
+	webhook.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	webhook.Annotations[strategyKey] = `{"rollingStyle":"Partition","rollingUpdate":` + savedRU + `,"paused":true,"partition":4}`
+	tests := []struct {
+		name         string
+		in           *appsv1.Deployment
+		wantStrategy string
+	}{
+		{name: "fresh Deployment saves its rolling update", in: partitionDeployment(), wantStrategy: fresh},
+		{name: "again for the same release keeps the partition", in: released(partitionOwner, "5"),
+			wantStrategy: `{"rollingStyle":"Partition","rollingUpdate":` + savedRU + `,"partition":5}`},
+		{name: "left by another release starts over", in: released(otherOwner, "5"), wantStrategy: fresh},
+		{name: "frozen by the webhook keeps the saved rolling update", in: webhook, wantStrategy: fresh},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := tt.in.DeepCopy()
+			got, err := partitionInitialized(tt.in, partitionOwner)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantStrategy, got.Annotations[strategyKey]); diff != "" {
+				t.Errorf("strategy annotation (-want +got):\n%s", diff)
+			}
+			if !got.Spec.Paused || got.Spec.Strategy != (appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}) ||
+				got.Labels[rolloutsv1beta1.AdvancedDeploymentControlLabel] != "true" || !ControlledBy(got.Annotations, partitionOwner) {
+				t.Errorf("not frozen: paused %v, strategy %+v, labels %v", got.Spec.Paused, got.Spec.Strategy, got.Labels)
+			}
+			if got.Annotations["team"] != "a" || !cmp.Equal(before, tt.in) {
+				t.Errorf("other annotations or the input changed")
+			}
+		})
+	}
+}
+
+func TestPartitionUpgraded(t *testing.T) {
+	tests := []struct {
+		name      string
+		partition string
+		desired   int32
+		want      string
+	}{
+		{name: "raised", partition: "1", desired: 5, want: `"partition":5}`},
+		{name: "never lowered", partition: "5", desired: 3, want: `"partition":5}`},
+		{name: "a percentage counts resolved", partition: `"50%"`, desired: 5, want: `"partition":"50%"}`},
+		{name: "a percentage below is replaced", partition: `"20%"`, desired: 5, want: `"partition":5}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := partitionUpgraded(released(partitionOwner, tt.partition), tt.desired)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(got.Annotations[strategyKey], tt.want) {
+				t.Errorf("strategy annotation %s, want it to end with %s", got.Annotations[strategyKey], tt.want)
+			}
+		})
+	}
+}
+
+func TestPartitionMalformedAnnotations(t *testing.T) {
+	broken := released(partitionOwner, "1")
+	broken.Annotations[strategyKey] = `{"partition":`
+	badPartition := released(partitionOwner, `"lots"`)
+	_, errInit := partitionInitialized(broken, partitionOwner)
+	_, errUpgrade := partitionUpgraded(broken, 2)
+	_, errPartition := partitionUpgraded(badPartition, 2)
+	_, errFinalize := partitionFinalized(broken, Target{Owner: partitionOwner})
+	_, errMissing := partitionUpgraded(partitionDeployment(), 2)
+	for name, err := range map[string]error{"Initialize": errInit, "UpgradeBatch": errUpgrade,
+		"UpgradeBatch partition": errPartition, "Finalize": errFinalize, "UpgradeBatch before Initialize": errMissing} {
+		if err == nil || !strings.Contains(err.Error(), strategyKey) {
+			t.Errorf("%s: error %v, want one naming %s", name, err, strategyKey)
+		}
+	}
+}
+
+func TestPartitionFinalized(t *testing.T) {
+	restored := partitionDeployment()
+	restored.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{
+		MaxUnavailable: ptr.To(intstr.FromInt32(1)), MaxSurge: ptr.To(intstr.FromString("50%"))}
+	keptPaused := restored.DeepCopy()
+	keptPaused.Spec.Paused = true
+	noMarkers := partitionDeployment()
+	noMarkers.Spec.Paused = true
+	tests := []struct {
+		name string
+		in   *appsv1.Deployment
+		t    Target
+		want *appsv1.Deployment
+	}{
+		{name: "completed", in: released(partitionOwner, "10"), t: Target{Owner: partitionOwner}, want: restored},
+		{name: "cancelled and kept paused", in: released(partitionOwner, "3"),
+			t: Target{Owner: partitionOwner, KeepPausedOnCancel: true, Plan: rolloutsv1beta1.ReleasePlan{BatchPartition: ptr.To[int32](1)}}, want: keptPaused},
+		{name: "completed ignores keep-paused", in: released(partitionOwner, "10"),
+			t: Target{Owner: partitionOwner, KeepPausedOnCancel: true}, want: restored},
+		{name: "another release's Deployment is left alone", in: released(otherOwner, "3"),
+			t: Target{Owner: partitionOwner}, want: released(otherOwner, "3")},
+		{name: "a Deployment without markers is left alone", in: noMarkers, t: Target{Owner: partitionOwner}, want: noMarkers},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := partitionFinalized(tt.in, tt.t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("finalized (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPartitionFinalizeDone(t *testing.T) {
+	complete := partitionDeployment()
+	complete.Status = appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 10, UpdatedReplicas: 10, AvailableReplicas: 10}
+	rolling := complete.DeepCopy()
+	rolling.Status.UpdatedReplicas = 6
+	stale := complete.DeepCopy()
+	stale.Generation = 4
+	paused := rolling.DeepCopy()
+	paused.Spec.Paused = true
+	wait := Target{Plan: rolloutsv1beta1.ReleasePlan{FinalizingPolicy: rolloutsv1beta1.WaitResumeFinalizingPolicyType}}
+	tests := []struct {
+		name string
+		d    *appsv1.Deployment
+		t    Target
+		want bool
+	}{
+		{name: "immediate", d: rolling, want: true},
+		{name: "wait: rolling", d: rolling, t: wait, want: false},
+		{name: "wait: spec not observed", d: stale, t: wait, want: false},
+		{name: "wait: complete", d: complete, t: wait, want: true},
+		{name: "wait: kept paused never completes, so it does not wait", d: paused, t: wait, want: true},
+	}
+	for _, tt := range tests {
+		if got := partitionFinalizeDone(tt.d, tt.t); got != tt.want {
+			t.Errorf("%s: partitionFinalizeDone() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func partitionRS(name, hash string, replicas, ready int32, created int64, template *corev1.PodTemplateSpec) appsv1.ReplicaSet {
+	tmpl := template.DeepCopy()
+	tmpl.Labels["pod-template-hash"] = hash
+	return appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{"app": "web", "pod-template-hash": hash},
+			CreationTimestamp: metav1.Unix(created, 0),
+			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "uid-d", Controller: ptr.To(true)}}},
+		Spec:   appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas), Template: *tmpl},
+		Status: appsv1.ReplicaSetStatus{Replicas: replicas, ReadyReplicas: ready},
+	}
+}
+
+func TestPartitionDeploymentInfo(t *testing.T) {
+	d := released(partitionOwner, "3")
+	update := ComputeHash(&d.Spec.Template, nil)
+	oldTemplate := simpleTemplate()
+	oldTemplate.Spec.Containers[0].Image = "nginx:1.26"
+	old := partitionRS("web-old", "oldhash", 7, 7, 100, oldTemplate)
+	older := partitionRS("web-older", "olderhash", 0, 0, 50, oldTemplate)
+	current := partitionRS("web-"+update, update, 3, 2, 200, simpleTemplate())
+	rolledBack := partitionRS("web-v1", "v1hash", 9, 9, 10, simpleTemplate())
+	noLabel := d.DeepCopy()
+	delete(noLabel.Labels, rolloutsv1beta1.DeploymentStableRevisionLabel)
+	tests := []struct {
+		name string
+		d    *appsv1.Deployment
+		sets []appsv1.ReplicaSet
+		want string
+	}{
+		{name: "in release", d: d, sets: []appsv1.ReplicaSet{old, current, older},
+			want: "updated=3/2 stable=stable update=" + update},
+		{name: "stable from the largest old set without the label", d: noLabel, sets: []appsv1.ReplicaSet{older, current, old},
+			want: "updated=3/2 stable=oldhash update=" + update},
+		{name: "template back to an old set keeps its hash", d: noLabel, sets: []appsv1.ReplicaSet{rolledBack, old},
+			want: "updated=9/9 stable=oldhash update=v1hash"},
+		{name: "no new set yet", d: noLabel, sets: []appsv1.ReplicaSet{old},
+			want: "updated=0/0 stable=oldhash update=" + update},
+		{name: "no old pods", d: noLabel, sets: []appsv1.ReplicaSet{current, older},
+			want: "updated=3/2 stable=" + update + " update=" + update},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info, err := partitionDeploymentInfo(tt.d, tt.sets, partitionOwner)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := "updated=" + itoa(info.UpdatedReplicas) + "/" + itoa(info.UpdatedReadyReplicas) +
+				" stable=" + info.StableRevision + " update=" + info.UpdateRevision
+			if got != tt.want {
+				t.Errorf("info %s, want %s", got, tt.want)
+			}
+			wantPods := "app=web,pod-template-hash=" + info.UpdateRevision
+			if info.UpdatedPods.String() != wantPods || info.RevisionLabelKey != "pod-template-hash" ||
+				info.Replicas != 10 || !info.Consistent || !info.Controlled {
+				t.Errorf("info %+v", info)
+			}
+		})
+	}
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+func TestPartitionGone(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	ctl := NewDeploymentPartition(fake.NewClientBuilder().WithScheme(scheme).Build(),
+		Target{Namespace: "ns", Ref: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}})
+	if _, err := ctl.Read(context.Background()); !errors.Is(err, ErrWorkloadGone) {
+		t.Errorf("Read() error = %v, want ErrWorkloadGone", err)
+	}
+	if done, err := ctl.Finalize(context.Background()); !done || err != nil {
+		t.Errorf("Finalize() = %v, %v; want done", done, err)
+	}
+}

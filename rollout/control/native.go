@@ -1,0 +1,55 @@
+package control
+
+import (
+	"context"
+	"errors"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+// Kinds of the native workloads the engine drives.
+var (
+	DeploymentKind  = schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	StatefulSetKind = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
+	DaemonSetKind   = schema.GroupKind{Group: "apps", Kind: "DaemonSet"}
+)
+
+// ErrAdvancedDeploymentOff explains why a partition-style Deployment release cannot run.
+var ErrAdvancedDeploymentOff = errors.New("partition-style Deployment releases need the AdvancedDeployment feature gate " +
+	"(set spec.strategy.canary.enableExtraWorkloadForCanary: true for a canary Deployment instead)")
+
+// RegisterNative registers the controls of the native kinds, and StatefulSet-like partition as the control of
+// any kind nothing else claims.
+func RegisterNative(r *Registry, advancedDeployment bool) error {
+	partitionDeployment := NewDeploymentPartition
+	if !advancedDeployment {
+		partitionDeployment = unavailable(ErrAdvancedDeploymentOff)
+	}
+	r.RegisterFallback(NewStatefulSetLike)
+	return errors.Join(
+		r.Register(DeploymentKind, rolloutsv1beta1.PartitionRollingStyle, partitionDeployment),
+		r.Register(DeploymentKind, rolloutsv1beta1.CanaryRollingStyle, NewDeploymentCanary),
+		r.Register(StatefulSetKind, rolloutsv1beta1.PartitionRollingStyle, NewStatefulSetLike),
+		r.Register(DaemonSetKind, rolloutsv1beta1.PartitionRollingStyle, NewNativeDaemonSet),
+	)
+}
+
+// unavailable is a control that can read its workload but refuses to change it, for a reason.
+func unavailable(reason error) Factory {
+	return func(c client.Client, t Target) WorkloadControl {
+		return refusing{reader: NewDeploymentCanary(c, t), reason: reason}
+	}
+}
+
+type refusing struct {
+	reader WorkloadControl
+	reason error
+}
+
+func (r refusing) Read(ctx context.Context) (*WorkloadInfo, error) { return r.reader.Read(ctx) }
+func (r refusing) Initialize(context.Context) error                { return r.reason }
+func (r refusing) UpgradeBatch(context.Context, int32) error       { return r.reason }
+func (r refusing) Finalize(context.Context) (bool, error)          { return false, r.reason }

@@ -1,0 +1,149 @@
+package deployment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/control"
+)
+
+// scalingReason is the event reason kube-controller-manager uses for the same writes.
+const scalingReason = "ScalingReplicaSet"
+
+// apply writes the plan's steps in order. It stops early, reporting applied=false, when the cache
+// turns out stale (a conflict, or a ReplicaSet that already exists): the event that brings the cache up
+// to date triggers the next reconcile, which plans again from the truth.
+func (r *Reconciler) apply(ctx context.Context, d *appsv1.Deployment, newRS *appsv1.ReplicaSet,
+	old []*appsv1.ReplicaSet, plan Plan) (applied bool, err error) {
+	sets := map[string]*appsv1.ReplicaSet{}
+	for _, rs := range old {
+		sets[rs.Name] = rs
+	}
+	if newRS != nil {
+		sets[newRS.Name] = newRS
+	}
+	for _, step := range plan.Steps {
+		var written *appsv1.ReplicaSet
+		if step.Create {
+			written, err = r.create(ctx, d, old, step, plan)
+		} else {
+			written, err = r.scale(ctx, d, sets[step.Name], step, plan)
+		}
+		if err != nil || written == nil {
+			return false, err
+		}
+		sets[step.Name] = written
+		r.expectations.expect(client.ObjectKeyFromObject(d), written.Name, written.Generation)
+	}
+	return true, nil
+}
+
+// create creates the new ReplicaSet. A ReplicaSet of that name that d controls with d's template is
+// the one an earlier reconcile created; any other is a hash collision, which bumps d's collision count
+// as kube-controller-manager does, so that the next reconcile hashes to another name.
+func (r *Reconciler) create(ctx context.Context, d *appsv1.Deployment, old []*appsv1.ReplicaSet, step Step,
+	plan Plan) (*appsv1.ReplicaSet, error) {
+	rs := newReplicaSet(d, old, step.To, plan)
+	err := r.Client.Create(ctx, rs)
+	if err == nil {
+		r.scaled(d, rs, step)
+		return rs, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating replica set %s: %w", klog.KObj(rs), err)
+	}
+	existing := &appsv1.ReplicaSet{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(rs), existing); err != nil {
+		return nil, fmt.Errorf("getting replica set %s: %w", klog.KObj(rs), err)
+	}
+	if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID == d.UID &&
+		control.EqualIgnoreHash(&existing.Spec.Template, &d.Spec.Template) {
+		r.expectations.expect(client.ObjectKeyFromObject(d), existing.Name, existing.Generation)
+		return nil, nil
+	}
+	return nil, r.bumpCollisionCount(ctx, d)
+}
+
+func (r *Reconciler) bumpCollisionCount(ctx context.Context, d *appsv1.Deployment) error {
+	want := d.DeepCopy()
+	want.Status.CollisionCount = ptr.To(ptr.Deref(d.Status.CollisionCount, 0) + 1)
+	ctrl.LoggerFrom(ctx).Info("Found a hash collision, bumping the collision count",
+		"collisionCount", *want.Status.CollisionCount)
+	base := client.MergeFromWithOptions(d, client.MergeFromWithOptimisticLock{})
+	if err := r.Client.Status().Patch(ctx, want, base); err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("bumping the collision count of %s: %w", klog.KObj(d), err)
+	}
+	return nil
+}
+
+// scale writes a ReplicaSet's size and replica annotations, guarded by the resourceVersion the plan
+// read; a conflict returns nil, nil (see apply).
+func (r *Reconciler) scale(ctx context.Context, d *appsv1.Deployment, rs *appsv1.ReplicaSet, step Step,
+	plan Plan) (*appsv1.ReplicaSet, error) {
+	if rs == nil {
+		return nil, fmt.Errorf("plan step %+v names no known replica set", step)
+	}
+	want := rs.DeepCopy()
+	want.Spec.Replicas = ptr.To(step.To)
+	want.Annotations = withLabel(want.Annotations, desiredReplicasAnnotation, strconv.Itoa(int(plan.DesiredReplicas)))
+	want.Annotations[maxReplicasAnnotation] = strconv.Itoa(int(plan.MaxReplicas))
+	base := client.MergeFromWithOptions(rs, client.MergeFromWithOptimisticLock{})
+	if err := r.Client.Patch(ctx, want, base); err != nil {
+		if apierrors.IsConflict(err) {
+			ctrl.LoggerFrom(ctx).V(1).Info("ReplicaSet changed since it was read, replanning", "ReplicaSet", klog.KObj(rs))
+			return nil, nil
+		}
+		return nil, fmt.Errorf("scaling replica set %s: %w", klog.KObj(rs), err)
+	}
+	r.scaled(d, want, step)
+	return want, nil
+}
+
+// scaled records the event kube-controller-manager records for a scaling write.
+func (r *Reconciler) scaled(d *appsv1.Deployment, rs *appsv1.ReplicaSet, step Step) {
+	if step.From == step.To {
+		return
+	}
+	direction := "up"
+	if step.To < step.From {
+		direction = "down"
+	}
+	r.Recorder.Eventf(d, rs, corev1.EventTypeNormal, scalingReason, "Scale",
+		"Scaled %s replica set %s from %d to %d", direction, rs.Name, step.From, step.To)
+}
+
+// patchExtraStatus writes the deployment-extra-status annotation when it changed.
+func (r *Reconciler) patchExtraStatus(ctx context.Context, d *appsv1.Deployment,
+	s rolloutsv1beta1.DeploymentExtraStatus) error {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encoding the extra status: %w", err)
+	}
+	if d.Annotations[rolloutsv1beta1.DeploymentExtraStatusAnnotation] == string(raw) {
+		return nil
+	}
+	patch := map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		rolloutsv1beta1.DeploymentExtraStatusAnnotation: string(raw),
+	}}}
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return fmt.Errorf("encoding the extra status patch: %w", err)
+	}
+	if err := r.Client.Patch(ctx, d, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return fmt.Errorf("patching the extra status of %s: %w", klog.KObj(d), err)
+	}
+	return nil
+}

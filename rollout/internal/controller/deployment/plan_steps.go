@@ -1,0 +1,64 @@
+package deployment
+
+// steps turns the sizes after each phase of the plan into writes, in the order Plan.Steps documents.
+// A new ReplicaSet that does not exist yet is always created, first, with the size of the first phase.
+func steps(in Input, replicas int32, start, grown, shrunk, final sizes) []Step {
+	var out []Step
+	created := in.New != nil
+	scaleNew := func(from, to int32) {
+		out = append(out, Step{Name: newName(in), New: true, Create: !created, From: from, To: to})
+		created = true
+	}
+	if !created || grown.new != start.new {
+		scaleNew(start.new, grown.new)
+	}
+	out = append(out, oldSteps(in, grown, shrunk)...)
+	if final.new != shrunk.new {
+		scaleNew(shrunk.new, final.new)
+	}
+	out = append(out, oldSteps(in, shrunk, final)...)
+	return append(out, annotationSteps(in, replicas, out, final)...)
+}
+
+func newName(in Input) string {
+	if in.New == nil {
+		return ""
+	}
+	return in.New.Name
+}
+
+// oldSteps are the writes to old ReplicaSets between two phases.
+func oldSteps(in Input, before, after sizes) []Step {
+	var out []Step
+	for i, rs := range in.Old {
+		if before.old[i] != after.old[i] {
+			out = append(out, Step{Name: rs.Name, From: before.old[i], To: after.old[i]})
+		}
+	}
+	return out
+}
+
+// annotationSteps rewrite the replica annotations of active ReplicaSets no step writes whose
+// annotations are stale, so that kube-controller-manager sees no scaling event once it takes the
+// Deployment back.
+func annotationSteps(in Input, replicas int32, done []Step, final sizes) []Step {
+	written := map[string]bool{}
+	for _, s := range done {
+		written[s.Name] = true
+	}
+	var out []Step
+	if in.New != nil && !written[in.New.Name] && final.new > 0 && staleAnnotations(*in.New, replicas) {
+		out = append(out, Step{Name: in.New.Name, New: true, From: final.new, To: final.new})
+	}
+	for i, rs := range in.Old {
+		if !written[rs.Name] && final.old[i] > 0 && staleAnnotations(rs, replicas) {
+			out = append(out, Step{Name: rs.Name, From: final.old[i], To: final.old[i]})
+		}
+	}
+	return out
+}
+
+func staleAnnotations(rs ReplicaSetState, replicas int32) bool {
+	return rs.DesiredReplicas == nil || *rs.DesiredReplicas != replicas ||
+		rs.MaxReplicas == nil || *rs.MaxReplicas != replicas
+}

@@ -1,0 +1,105 @@
+package deployment
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/flotilla-dev/flotilla/rollout/control"
+)
+
+func TestNewReplicaSet(t *testing.T) {
+	d := demoDeployment("ns", "web", 10)
+	d.UID = "uid-web"
+	d.Spec.MinReadySeconds = 5
+	d.Status.CollisionCount = ptr.To[int32](2)
+	d.Annotations = map[string]string{
+		"team": "a", revisionAnnotation: "7", desiredReplicasAnnotation: "3",
+		"kubectl.kubernetes.io/last-applied-configuration": "{}",
+	}
+	old := []*appsv1.ReplicaSet{
+		{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{revisionAnnotation: "4"}}},
+		{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{revisionAnnotation: "x"}}},
+	}
+	rs := newReplicaSet(d, old, 1, Plan{DesiredReplicas: 10, MaxReplicas: 10})
+	hash := control.ComputeHash(&d.Spec.Template, d.Status.CollisionCount)
+	wantAnnotations := map[string]string{"team": "a", revisionAnnotation: "5",
+		desiredReplicasAnnotation: "10", maxReplicasAnnotation: "10"}
+	if diff := cmp.Diff(wantAnnotations, rs.Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	ref := metav1.GetControllerOf(rs)
+	switch {
+	case rs.Name != "web-"+hash || rs.Namespace != "ns":
+		t.Errorf("name %s/%s, want ns/web-%s", rs.Namespace, rs.Name, hash)
+	case rs.Labels["pod-template-hash"] != hash || rs.Spec.Template.Labels["pod-template-hash"] != hash ||
+		rs.Spec.Selector.MatchLabels["pod-template-hash"] != hash || rs.Spec.Selector.MatchLabels["app"] != "web":
+		t.Errorf("hash label or selector: %v %v", rs.Labels, rs.Spec.Selector)
+	case ref == nil || ref.UID != "uid-web" || ref.Kind != "Deployment" || !ptr.Deref(ref.BlockOwnerDeletion, false):
+		t.Errorf("controller reference %+v", ref)
+	case *rs.Spec.Replicas != 1 || rs.Spec.MinReadySeconds != 5 || !control.EqualIgnoreHash(&rs.Spec.Template, &d.Spec.Template):
+		t.Errorf("spec %+v", rs.Spec)
+	case d.Spec.Template.Labels["pod-template-hash"] != "" || d.Spec.Selector.MatchLabels["pod-template-hash"] != "":
+		t.Errorf("the Deployment was changed")
+	}
+}
+
+func TestReplicaSetName(t *testing.T) {
+	long := strings.Repeat("a", 260)
+	if got := replicaSetName(long, "abc"); len(got) != 253 || !strings.HasSuffix(got, "a-abc") {
+		t.Errorf("replicaSetName(long) = %q (%d)", got, len(got))
+	}
+	if got := replicaSetName("web", "abc"); got != "web-abc" {
+		t.Errorf("replicaSetName(web) = %q", got)
+	}
+}
+
+func TestInt32Annotation(t *testing.T) {
+	for value, want := range map[string]*int32{"10": ptr.To[int32](10), "0": ptr.To[int32](0), "-1": nil, "x": nil,
+		"": nil, "2147483647": ptr.To[int32](2147483647), "2147483648": nil} {
+		if got := int32Annotation(map[string]string{"k": value}, "k"); !cmp.Equal(got, want) {
+			t.Errorf("int32Annotation(%q) = %v, want %v", value, ptr.Deref(got, -99), ptr.Deref(want, -99))
+		}
+	}
+}
+
+func TestExpectations(t *testing.T) {
+	clock := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
+	e := newExpectations(clock, 30*time.Second)
+	key := types.NamespacedName{Namespace: "ns", Name: "web"}
+	at := func(name string, generation int64) appsv1.ReplicaSet {
+		return appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name, Generation: generation}}
+	}
+	if got := e.wait(key, nil); got != 0 {
+		t.Errorf("nothing expected: wait %v", got)
+	}
+	e.expect(key, "web-a", 3)
+	e.expect(key, "web-b", 1)
+	if got := e.wait(key, []appsv1.ReplicaSet{at("web-a", 2), at("web-b", 1)}); got != 30*time.Second {
+		t.Errorf("stale generation: wait %v", got)
+	}
+	if got := e.wait(key, []appsv1.ReplicaSet{at("web-a", 3)}); got == 0 {
+		t.Errorf("created set not seen yet: wait %v", got)
+	}
+	clock.SetTime(time.Unix(1010, 0))
+	if got := e.wait(key, []appsv1.ReplicaSet{at("web-a", 4), at("web-b", 1)}); got != 0 {
+		t.Errorf("all observed: wait %v", got)
+	}
+	e.expect(key, "web-a", 9)
+	clock.SetTime(time.Unix(1041, 0))
+	if got := e.wait(key, nil); got != 0 {
+		t.Errorf("expired: wait %v", got)
+	}
+	e.expect(key, "web-a", 9)
+	e.forget(key)
+	if got := e.wait(key, nil); got != 0 {
+		t.Errorf("forgotten: wait %v", got)
+	}
+}
