@@ -1,0 +1,145 @@
+package webhooks
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/yaml"
+
+	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
+)
+
+const webhookConfigurationsFile = "../charts/flotilla/webhooks/webhook-configurations.yaml"
+
+// recordingServer records the paths registered on it.
+type recordingServer struct {
+	webhook.Server
+	paths []string
+}
+
+func (s *recordingServer) Register(path string, _ http.Handler) { s.paths = append(s.paths, path) }
+
+func registeredRolloutPaths(t *testing.T) []string {
+	t.Helper()
+	srv := &recordingServer{}
+	scheme := rolloutTestScheme(t)
+	reader := fake.NewClientBuilder().WithScheme(scheme).Build()
+	if err := RegisterRolloutWebhooks(srv, reader, scheme, rolloutadmission.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(srv.paths)
+	return srv.paths
+}
+
+func loadWebhookConfigurations(t *testing.T) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
+	t.Helper()
+	data, err := os.ReadFile(webhookConfigurationsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := bytes.Split(data, []byte("\n---\n"))
+	if len(docs) != 2 {
+		t.Fatalf("%s has %d documents, want 2", webhookConfigurationsFile, len(docs))
+	}
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	for i, obj := range []any{mutating, validating} {
+		if err := yaml.UnmarshalStrict(docs[i], obj); err != nil {
+			t.Fatalf("document %d: %v", i, err)
+		}
+	}
+	return mutating, validating
+}
+
+func TestWebhookConfigurationPathsAreServed(t *testing.T) {
+	mutating, validating := loadWebhookConfigurations(t)
+	var configured []string
+	for _, w := range mutating.Webhooks {
+		configured = append(configured, servicePath(t, w.Name, w.ClientConfig))
+	}
+	for _, w := range validating.Webhooks {
+		configured = append(configured, servicePath(t, w.Name, w.ClientConfig))
+	}
+	sort.Strings(configured)
+	if diff := cmp.Diff(registeredRolloutPaths(t), configured); diff != "" {
+		t.Errorf("registered paths (-) and configured paths (+) differ:\n%s", diff)
+	}
+}
+
+func servicePath(t *testing.T, name string, cc admissionregistrationv1.WebhookClientConfig) string {
+	t.Helper()
+	if cc.Service == nil || cc.Service.Path == nil {
+		t.Fatalf("webhook %s has no service path", name)
+	}
+	if cc.Service.Name != "flotilla-webhook-service" || cc.Service.Namespace != "flotilla-system" {
+		t.Errorf("webhook %s points at %s/%s", name, cc.Service.Namespace, cc.Service.Name)
+	}
+	return *cc.Service.Path
+}
+
+func TestWebhookConfigurations(t *testing.T) {
+	mutating, validating := loadWebhookConfigurations(t)
+	if mutating.Name != "flotilla-mutating-webhook-configuration" || validating.Name != "flotilla-validating-webhook-configuration" {
+		t.Errorf("names %q and %q", mutating.Name, validating.Name)
+	}
+	workloadType := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "rollouts.kruise.io/workload-type", Operator: metav1.LabelSelectorOpExists,
+	}}}
+	var names []string
+	for _, w := range mutating.Webhooks {
+		names = append(names, w.Name)
+		checkCommon(t, w.Name, w.FailurePolicy, w.SideEffects, w.AdmissionReviewVersions, w.NamespaceSelector)
+		if diff := cmp.Diff(workloadType, w.ObjectSelector); diff != "" {
+			t.Errorf("webhook %s objectSelector (-want +got):\n%s", w.Name, diff)
+		}
+	}
+	for _, w := range validating.Webhooks {
+		names = append(names, w.Name)
+		checkCommon(t, w.Name, w.FailurePolicy, w.SideEffects, w.AdmissionReviewVersions, w.NamespaceSelector)
+	}
+	want := []string{"mdeployment.kb.io", "mcloneset.kb.io", "mdaemonset.kb.io", "mdaemonset-native.kb.io", "munifiedworload.kb.io", "vrollout.kb.io"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("webhook names (-want +got):\n%s", diff)
+	}
+}
+
+func checkCommon(t *testing.T, name string, policy *admissionregistrationv1.FailurePolicyType, sideEffects *admissionregistrationv1.SideEffectClass,
+	versions []string, namespaces *metav1.LabelSelector) {
+	t.Helper()
+	if policy == nil || *policy != admissionregistrationv1.Fail {
+		t.Errorf("webhook %s failurePolicy is not Fail", name)
+	}
+	if sideEffects == nil || *sideEffects != admissionregistrationv1.SideEffectClassNone {
+		t.Errorf("webhook %s sideEffects is not None", name)
+	}
+	if !slices.Equal(versions, []string{"v1"}) {
+		t.Errorf("webhook %s admissionReviewVersions = %v", name, versions)
+	}
+	selector, err := metav1.LabelSelectorAsSelector(namespaces)
+	if err != nil {
+		t.Fatalf("webhook %s namespaceSelector: %v", name, err)
+	}
+	kubeSystem := map[string]string{"kubernetes.io/metadata.name": "kube-system"}
+	other := map[string]string{"kubernetes.io/metadata.name": "apps"}
+	if namespaces == nil || selector.Matches(labels.Set(kubeSystem)) || !selector.Matches(labels.Set(other)) {
+		t.Errorf("webhook %s namespaceSelector must exclude kube-system only", name)
+	}
+}
+
+func TestRegisterRolloutWebhooksNeedsItsInputs(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := RegisterRolloutWebhooks(&recordingServer{}, nil, scheme, rolloutadmission.DefaultOptions()); err == nil {
+		t.Error("no error without a reader")
+	}
+}

@@ -1,0 +1,216 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+)
+
+// workloadMutator answers the workload mutating webhooks: it freezes a workload whose new revision a
+// Rollout is to release.
+type workloadMutator struct {
+	reader  client.Reader
+	decoder admission.Decoder
+}
+
+// updatesOnly lets only updates of the main resource reach h: a release starts from a changed object.
+func updatesOnly(h admission.HandlerFunc) admission.Handler {
+	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+		if req.Operation != admissionv1.Update || req.SubResource != "" {
+			return admission.Allowed("")
+		}
+		return h(ctx, req)
+	})
+}
+
+func (m *workloadMutator) deployment(ctx context.Context, req admission.Request) admission.Response {
+	old, cur := &appsv1.Deployment{}, &appsv1.Deployment{}
+	rollout, resp, done := m.prepare(ctx, req, old, cur)
+	if done {
+		return resp
+	}
+	rss, err := m.replicaSets(ctx, cur)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	out, err := rolloutadmission.FreezeDeployment(old, cur, rollout, rss)
+	if err != nil {
+		return admission.Denied(err.Error())
+	}
+	return typedPatch(ctx, req, cur, out, rollout)
+}
+
+func (m *workloadMutator) cloneSet(ctx context.Context, req admission.Request) admission.Response {
+	old, cur := &kruiseappsv1alpha1.CloneSet{}, &kruiseappsv1alpha1.CloneSet{}
+	rollout, resp, done := m.prepare(ctx, req, old, cur)
+	if done {
+		return resp
+	}
+	return typedPatch(ctx, req, cur, rolloutadmission.FreezeCloneSet(old, cur, rollout), rollout)
+}
+
+func (m *workloadMutator) advancedDaemonSet(ctx context.Context, req admission.Request) admission.Response {
+	old, cur := &kruiseappsv1alpha1.DaemonSet{}, &kruiseappsv1alpha1.DaemonSet{}
+	rollout, resp, done := m.prepare(ctx, req, old, cur)
+	if done {
+		return resp
+	}
+	return typedPatch(ctx, req, cur, rolloutadmission.FreezeAdvancedDaemonSet(old, cur, rollout), rollout)
+}
+
+func (m *workloadMutator) daemonSet(ctx context.Context, req admission.Request) admission.Response {
+	old, cur := &appsv1.DaemonSet{}, &appsv1.DaemonSet{}
+	rollout, resp, done := m.prepare(ctx, req, old, cur)
+	if done {
+		return resp
+	}
+	return typedPatch(ctx, req, cur, rolloutadmission.FreezeNativeDaemonSet(old, cur, rollout), rollout)
+}
+
+// unifiedSkipped are the kinds whose own webhooks freeze them.
+var unifiedSkipped = map[schema.GroupKind]bool{
+	{Group: "apps", Kind: "Deployment"}:                          true,
+	{Group: "apps", Kind: "DaemonSet"}:                           true,
+	{Group: "apps.kruise.io", Kind: "CloneSet"}:                  true,
+	{Group: "apps.kruise.io", Kind: "DaemonSet"}:                 true,
+	{Group: rolloutsv1beta1.GroupVersion.Group, Kind: "Rollout"}: true,
+}
+
+// unified freezes StatefulSet-like workloads of any kind, read as unstructured objects.
+func (m *workloadMutator) unified(ctx context.Context, req admission.Request) admission.Response {
+	if unifiedSkipped[schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}] {
+		return admission.Allowed("")
+	}
+	old, cur := &unstructured.Unstructured{}, &unstructured.Unstructured{}
+	if err := m.decodePair(req, old, cur); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if !rolloutadmission.IsStatefulSetLike(cur) {
+		return admission.Allowed("")
+	}
+	rollout, err := m.matchingRollout(ctx, req, cur)
+	if err != nil || rollout == nil {
+		return allowedUnlessError(err)
+	}
+	out, err := rolloutadmission.FreezeStatefulSetLike(old, cur, rollout)
+	if err != nil {
+		return admission.Denied(err.Error())
+	}
+	if out == nil {
+		return admission.Allowed("")
+	}
+	mutated, err := json.Marshal(out.Object)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("encoding %s: %w", req.Kind.Kind, err))
+	}
+	logFrozen(ctx, rollout)
+	return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
+}
+
+// prepare decodes the request and finds the matching Rollout. done means resp is the answer: an error, or
+// no Rollout releases the workload.
+func (m *workloadMutator) prepare(ctx context.Context, req admission.Request, old, cur client.Object) (*rolloutsv1beta1.Rollout, admission.Response, bool) {
+	if err := m.decodePair(req, old, cur); err != nil {
+		return nil, admission.Errored(http.StatusBadRequest, err), true
+	}
+	rollout, err := m.matchingRollout(ctx, req, cur)
+	if err != nil || rollout == nil {
+		return nil, allowedUnlessError(err), true
+	}
+	return rollout, admission.Response{}, false
+}
+
+func (m *workloadMutator) decodePair(req admission.Request, old, cur runtime.Object) error {
+	if err := m.decoder.DecodeRaw(req.Object, cur); err != nil {
+		return fmt.Errorf("decoding %s: %w", req.Kind.Kind, err)
+	}
+	if err := m.decoder.DecodeRaw(req.OldObject, old); err != nil {
+		return fmt.Errorf("decoding the stored %s: %w", req.Kind.Kind, err)
+	}
+	return nil
+}
+
+func (m *workloadMutator) matchingRollout(ctx context.Context, req admission.Request, obj client.Object) (*rolloutsv1beta1.Rollout, error) {
+	namespace := obj.GetNamespace()
+	if namespace == "" {
+		namespace = req.Namespace
+	}
+	list := &rolloutsv1beta1.RolloutList{}
+	if err := m.reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing Rollouts: %w", err)
+	}
+	gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
+	return rolloutadmission.MatchingRollout(list.Items, namespace, gk, obj.GetName()), nil
+}
+
+// replicaSets lists the ReplicaSets d's selector matches; FreezeDeployment keeps those d controls.
+func (m *workloadMutator) replicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
+	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("reading the Deployment selector: %w", err)
+	}
+	list := &appsv1.ReplicaSetList{}
+	if err := m.reader.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return nil, fmt.Errorf("listing ReplicaSets: %w", err)
+	}
+	return list.Items, nil
+}
+
+func allowedUnlessError(err error) admission.Response {
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	return admission.Allowed("")
+}
+
+// typedPatch answers with the change from cur to out (nil: none). The change is computed between the typed
+// objects and then merged into the raw request, so that fields the typed objects do not know and
+// defaulted-but-absent parents are neither dropped nor assumed.
+func typedPatch[T any](ctx context.Context, req admission.Request, cur, out *T, rollout *rolloutsv1beta1.Rollout) admission.Response {
+	if out == nil {
+		return admission.Allowed("")
+	}
+	mutated, err := mergeIntoRaw(req.Object.Raw, cur, out)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the %s patch: %w", req.Kind.Kind, err))
+	}
+	logFrozen(ctx, rollout)
+	return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
+}
+
+func mergeIntoRaw[T any](raw []byte, cur, out *T) ([]byte, error) {
+	before, err := json.Marshal(cur)
+	if err != nil {
+		return nil, err
+	}
+	after, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(before, after, cur)
+	if err != nil {
+		return nil, err
+	}
+	return strategicpatch.StrategicMergePatch(raw, patch, cur)
+}
+
+func logFrozen(ctx context.Context, rollout *rolloutsv1beta1.Rollout) {
+	logf.FromContext(ctx).V(1).Info("Holding the workload for its Rollout", "rollout", klog.KObj(rollout))
+}

@@ -1,0 +1,91 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
+	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+// rolloutValidator answers the Rollout validating webhook for both served versions.
+type rolloutValidator struct {
+	reader  client.Reader
+	decoder admission.Decoder
+	opts    rolloutadmission.Options
+}
+
+// Handle validates Rollout creates and updates; other operations and subresources pass.
+func (v *rolloutValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.SubResource != "" || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
+		return admission.Allowed("")
+	}
+	others := &rolloutsv1beta1.RolloutList{}
+	if err := v.reader.List(ctx, others, client.InNamespace(req.Namespace)); err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("listing Rollouts: %w", err))
+	}
+	var errs field.ErrorList
+	var err error
+	if req.Kind.Version == rolloutsv1alpha1.GroupVersion.Version {
+		errs, err = v.validateV1alpha1(req, others.Items)
+	} else {
+		errs, err = v.validateV1beta1(req, others.Items)
+	}
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if len(errs) > 0 {
+		return admission.Denied(errs.ToAggregate().Error())
+	}
+	return admission.Allowed("")
+}
+
+func (v *rolloutValidator) validateV1beta1(req admission.Request, others []rolloutsv1beta1.Rollout) (field.ErrorList, error) {
+	r := &rolloutsv1beta1.Rollout{}
+	if err := v.decode(req, req.Object, r); err != nil {
+		return nil, err
+	}
+	if req.Operation == admissionv1.Create {
+		return rolloutadmission.ValidateRollout(r, others, v.opts), nil
+	}
+	old := &rolloutsv1beta1.Rollout{}
+	if err := v.decode(req, req.OldObject, old); err != nil {
+		return nil, err
+	}
+	return rolloutadmission.ValidateRolloutUpdate(old, r, others, v.opts), nil
+}
+
+func (v *rolloutValidator) validateV1alpha1(req admission.Request, others []rolloutsv1beta1.Rollout) (field.ErrorList, error) {
+	r := &rolloutsv1alpha1.Rollout{}
+	if err := v.decode(req, req.Object, r); err != nil {
+		return nil, err
+	}
+	if req.Operation == admissionv1.Create {
+		return rolloutadmission.ValidateV1alpha1Rollout(r, others, v.opts), nil
+	}
+	old := &rolloutsv1alpha1.Rollout{}
+	if err := v.decode(req, req.OldObject, old); err != nil {
+		return nil, err
+	}
+	return rolloutadmission.ValidateV1alpha1RolloutUpdate(old, r, others, v.opts), nil
+}
+
+// decode reads one object of the request; the namespace comes from the request when the body omits it,
+// so the conflict check compares like with like.
+func (v *rolloutValidator) decode(req admission.Request, raw runtime.RawExtension, into client.Object) error {
+	if err := v.decoder.DecodeRaw(raw, into); err != nil {
+		return fmt.Errorf("decoding Rollout: %w", err)
+	}
+	if into.GetNamespace() == "" {
+		into.SetNamespace(req.Namespace)
+	}
+	return nil
+}
