@@ -5,14 +5,20 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
-	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/rollout/admission"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/rollout/conversion"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/batchrelease"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/deployment"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/nativedaemonset"
+	rolloutcontroller "github.com/flotilla-dev/flotilla/rollout/internal/controller/rollout"
 	"github.com/flotilla-dev/flotilla/rollout/module"
+	"github.com/flotilla-dev/flotilla/webhooks"
 )
 
 // Kinds are the kinds the engine needs served before it runs.
@@ -21,43 +27,45 @@ var Kinds = []schema.GroupVersionKind{
 	rolloutsv1beta1.GroupVersion.WithKind("BatchRelease"),
 }
 
-// SetupWithManager registers the engine on the manager.
+// SetupWithManager registers the engine on the manager: conversions, the native workload controls, the
+// Rollout and BatchRelease controllers, the drivers of native workloads, and the admission webhooks.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
-	return RegisterConversions(mgr.GetScheme(), opts.Conversions)
+	if err := conversion.Register(mgr.GetScheme(), opts.Conversions); err != nil {
+		return err
+	}
+	if err := control.RegisterNative(opts.Controls, opts.Features[gateAdvancedDeployment]); err != nil {
+		return err
+	}
+	if err := setupControllers(mgr, opts); err != nil {
+		return err
+	}
+	return webhooks.RegisterRolloutWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), admission.DefaultOptions())
 }
 
-// RegisterConversions adds the v1alpha1 <-> v1beta1 conversions of Rollout and BatchRelease to a registry.
-func RegisterConversions(scheme *runtime.Scheme, registry conversion.Registry) error {
-	rollouts := conversion.NewHubSpokeConverter(&rolloutsv1beta1.Rollout{},
-		conversion.NewSpokeConverter(&rolloutsv1alpha1.Rollout{}, rolloutToSpoke, rolloutToHub))
-	batches := conversion.NewHubSpokeConverter(&rolloutsv1beta1.BatchRelease{},
-		conversion.NewSpokeConverter(&rolloutsv1alpha1.BatchRelease{}, batchReleaseToSpoke, batchReleaseToHub))
-	for kind, build := range map[string]func(*runtime.Scheme) (conversion.Converter, error){
-		"Rollout": rollouts, "BatchRelease": batches,
-	} {
-		converter, err := build(scheme)
-		if err != nil {
-			return fmt.Errorf("building %s converter: %w", kind, err)
-		}
-		if err := registry.RegisterConverter(rolloutsv1beta1.GroupVersion.WithKind(kind).GroupKind(), converter); err != nil {
-			return fmt.Errorf("registering %s converter: %w", kind, err)
+// Feature gate names, as the manager passes them down.
+const (
+	gateAdvancedDeployment         = "AdvancedDeployment"
+	gateKeepWorkloadPausedOnDelete = "KeepWorkloadPausedOnRolloutDeletion"
+)
+
+func setupControllers(mgr manager.Manager, opts module.Options) error {
+	rollouts := &rolloutcontroller.Reconciler{
+		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{},
+		Recorder: mgr.GetEventRecorder(rolloutcontroller.ControllerName),
+	}
+	batches := &batchrelease.Reconciler{
+		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{},
+		Recorder:           mgr.GetEventRecorder(batchrelease.ControllerName),
+		KeepPausedOnCancel: opts.Features[gateKeepWorkloadPausedOnDelete],
+	}
+	setups := []func(manager.Manager) error{rollouts.SetupWithManager, batches.SetupWithManager, nativedaemonset.SetupWithManager}
+	if opts.Features[gateAdvancedDeployment] {
+		setups = append(setups, deployment.SetupWithManager)
+	}
+	for _, setup := range setups {
+		if err := setup(mgr); err != nil {
+			return fmt.Errorf("setting up controllers: %w", err)
 		}
 	}
 	return nil
-}
-
-func rolloutToSpoke(_ context.Context, hub *rolloutsv1beta1.Rollout, spoke *rolloutsv1alpha1.Rollout) error {
-	return rolloutsv1alpha1.ConvertRolloutFromV1beta1(hub, spoke)
-}
-
-func rolloutToHub(_ context.Context, spoke *rolloutsv1alpha1.Rollout, hub *rolloutsv1beta1.Rollout) error {
-	return rolloutsv1alpha1.ConvertRolloutToV1beta1(spoke, hub)
-}
-
-func batchReleaseToSpoke(_ context.Context, hub *rolloutsv1beta1.BatchRelease, spoke *rolloutsv1alpha1.BatchRelease) error {
-	return rolloutsv1alpha1.ConvertBatchReleaseFromV1beta1(hub, spoke)
-}
-
-func batchReleaseToHub(_ context.Context, spoke *rolloutsv1alpha1.BatchRelease, hub *rolloutsv1beta1.BatchRelease) error {
-	return rolloutsv1alpha1.ConvertBatchReleaseToV1beta1(spoke, hub)
 }

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
+
+	"github.com/flotilla-dev/flotilla/rollout/control"
 )
 
 // Options is what every module receives from the composition root. Feature gates arrive as booleans.
@@ -20,6 +22,8 @@ type Options struct {
 	Features map[string]bool
 	// Conversions collects CRD conversion functions; the manager serves them all on /convert.
 	Conversions conversion.Registry
+	// Controls is the engine's workload-control registry; workload modules add their kinds to it.
+	Controls *control.Registry
 }
 
 // Module is one entry of the manager's module table.

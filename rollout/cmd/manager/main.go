@@ -25,6 +25,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout"
 	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/control"
 	"github.com/flotilla-dev/flotilla/rollout/feature"
 	"github.com/flotilla-dev/flotilla/rollout/internal/metrics"
 	"github.com/flotilla-dev/flotilla/rollout/module"
@@ -143,7 +144,7 @@ func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversio
 	for _, s := range skipped {
 		log.Info("Skipping module", "module", s.Name, "reason", s.Reason)
 	}
-	mopts := module.Options{Features: featureMap(opts.featureGates), Conversions: conversions}
+	mopts := module.Options{Features: featureMap(opts.featureGates), Conversions: conversions, Controls: control.NewRegistry()}
 	for _, m := range run {
 		if err := m.Setup(ctx, mgr, mopts); err != nil {
 			return fmt.Errorf("setting up module %s: %w", m.Name, err)

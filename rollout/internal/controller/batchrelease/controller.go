@@ -1,0 +1,232 @@
+// Package batchrelease runs BatchReleases: it moves a workload batch by batch through the WorkloadControl
+// registered for its kind and rolling style, labels the pods of each batch and reports batch readiness.
+package batchrelease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
+)
+
+// ControllerName is the controller's name in logs, metrics and events.
+const ControllerName = "batchrelease-controller"
+
+// Reconciler reconciles BatchReleases.
+type Reconciler struct {
+	Client   client.Client
+	Controls *control.Registry
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	// KeepPausedOnCancel is the KeepWorkloadPausedOnRolloutDeletion gate.
+	KeepPausedOnCancel bool
+}
+
+// +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases/status;batchreleases/finalizers,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets;replicasets;controllerrevisions,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the controller. Workloads are watched so that pod progress (which their own
+// controllers fold into workload status) wakes the BatchRelease that controls them.
+func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
+	toOwner := handler.EnqueueRequestsFromMapFunc(controlInfoOwner)
+	return ctrl.ControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&rolloutsv1beta1.BatchRelease{}).
+		Owns(&appsv1.Deployment{}).
+		Watches(&appsv1.Deployment{}, toOwner).
+		Watches(&appsv1.StatefulSet{}, toOwner).
+		Watches(&appsv1.DaemonSet{}, toOwner).
+		Complete(r)
+}
+
+// controlInfoOwner maps a workload to the BatchRelease named in its control-info annotation.
+func controlInfoOwner(_ context.Context, obj client.Object) []reconcile.Request {
+	owner, ok := control.ControlOwner(obj.GetAnnotations())
+	if !ok || owner.Kind != "BatchRelease" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: owner.Name}}}
+}
+
+// Reconcile runs one step of a BatchRelease.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	br := &rolloutsv1beta1.BatchRelease{}
+	if err := r.Client.Get(ctx, req.NamespacedName, br); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !br.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
+		return reconcile.Result{}, nil
+	}
+	if err := r.ensureFinalizer(ctx, br); err != nil {
+		return reconcile.Result{}, err
+	}
+	ctl, err := r.Controls.For(r.Client, r.target(br))
+	if err != nil {
+		r.Recorder.Eventf(br, nil, corev1.EventTypeWarning, "UnsupportedWorkload", "Reconcile", "%v", err)
+		return reconcile.Result{}, reconcile.TerminalError(err)
+	}
+	d, err := r.decide(ctx, br, ctl)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.apply(ctx, br, ctl, &d); err != nil {
+		return retryConflicts(reconcile.Result{}, err)
+	}
+	return reconcile.Result{RequeueAfter: d.RequeueAfter}, nil
+}
+
+// conflictRetry is how soon a reconcile whose write lost a race (an approval, a concurrent patch) runs again.
+const conflictRetry = 100 * time.Millisecond
+
+// retryConflicts turns a lost optimistic-lock race into a quick requeue: the next reconcile starts from what
+// the other writer wrote, and nothing is logged as an error.
+func retryConflicts(res reconcile.Result, err error) (reconcile.Result, error) {
+	if apierrors.IsConflict(err) {
+		return reconcile.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return res, err
+}
+
+func (r *Reconciler) ensureFinalizer(ctx context.Context, br *rolloutsv1beta1.BatchRelease) error {
+	if !br.DeletionTimestamp.IsZero() || controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
+		return nil
+	}
+	orig := br.DeepCopy()
+	controllerutil.AddFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer)
+	if err := r.Client.Patch(ctx, br, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("adding finalizer: %w", err)
+	}
+	return nil
+}
+
+func (r *Reconciler) target(br *rolloutsv1beta1.BatchRelease) control.Target {
+	return control.Target{
+		Namespace:          br.Namespace,
+		Ref:                br.Spec.WorkloadRef,
+		Owner:              *metav1.NewControllerRef(br, rolloutsv1beta1.GroupVersion.WithKind("BatchRelease")),
+		Plan:               br.Spec.ReleasePlan,
+		KeepPausedOnCancel: r.KeepPausedOnCancel,
+	}
+}
+
+// decide reads the workload, labels the current batch's pods and plans.
+func (r *Reconciler) decide(ctx context.Context, br *rolloutsv1beta1.BatchRelease, ctl control.WorkloadControl) (plan.BatchDecision, error) {
+	info, err := ctl.Read(ctx)
+	if err != nil && !errors.Is(err, control.ErrWorkloadGone) {
+		return plan.BatchDecision{}, fmt.Errorf("reading workload: %w", err)
+	}
+	world := plan.BatchWorld{
+		Now: r.Clock.Now(), Generation: br.Generation, Plan: br.Spec.ReleasePlan,
+		Deleting: !br.DeletionTimestamp.IsZero(),
+	}
+	if info != nil {
+		view, err := r.view(ctx, br, info)
+		if err != nil {
+			return plan.BatchDecision{}, err
+		}
+		world.Workload = view
+	}
+	return plan.PlanBatchRelease(br.Status, world), nil
+}
+
+func (r *Reconciler) view(ctx context.Context, br *rolloutsv1beta1.BatchRelease, info *control.WorkloadInfo) (*plan.WorkloadView, error) {
+	v := &plan.WorkloadView{
+		Replicas: info.Replicas, Updated: info.UpdatedReplicas, UpdatedReady: info.UpdatedReadyReplicas,
+		StableRevision: info.StableRevision, UpdateRevision: info.UpdateRevision, Consistent: info.Consistent,
+	}
+	if br.Spec.ReleasePlan.RolloutID == "" || br.Status.Phase != rolloutsv1beta1.RolloutPhaseProgressing {
+		return v, nil
+	}
+	labelled, err := r.labelBatchPods(ctx, br, info)
+	v.Labelled = labelled
+	return v, err
+}
+
+// apply makes the decision's workload change, then writes status and events.
+func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease, ctl control.WorkloadControl, d *plan.BatchDecision) error {
+	if err := r.act(ctx, ctl, d); err != nil {
+		r.Recorder.Eventf(br, nil, corev1.EventTypeWarning, "ReconcileFailed", string(d.Action), "%v", err)
+		return err
+	}
+	if d.Event != "" {
+		r.Recorder.Eventf(br, nil, corev1.EventTypeNormal, "Progressing", string(d.Action), "%s", d.Event)
+	}
+	if err := r.patchStatus(ctx, br, d.Status); err != nil {
+		return err
+	}
+	return r.releaseFinalizer(ctx, br, d.Status)
+}
+
+func (r *Reconciler) act(ctx context.Context, ctl control.WorkloadControl, d *plan.BatchDecision) error {
+	switch d.Action {
+	case plan.ActionInitialize:
+		return ctl.Initialize(ctx)
+	case plan.ActionUpgrade:
+		return ctl.UpgradeBatch(ctx, d.DesiredUpdated)
+	case plan.ActionFinalize:
+		done, err := ctl.Finalize(ctx)
+		if err != nil {
+			return err
+		}
+		if done {
+			d.Status = plan.Completed(d.Status)
+			d.Event = "completed: the workload is released"
+		} else {
+			d.RequeueAfter = verifyInterval
+		}
+	}
+	return nil
+}
+
+// verifyInterval is how soon a finalize that waits for the workload is looked at again.
+const verifyInterval = plan.VerifyInterval
+
+func (r *Reconciler) patchStatus(ctx context.Context, br *rolloutsv1beta1.BatchRelease, st rolloutsv1beta1.BatchReleaseStatus) error {
+	if equality.Semantic.DeepEqual(br.Status, st) {
+		return nil
+	}
+	// A full update guarded by resourceVersion: required status fields survive (a merge patch drops unchanged
+	// zero values), and a write by someone else since the read is never overwritten.
+	br.Status = st
+	if err := r.Client.Status().Update(ctx, br); err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return nil
+}
+
+// releaseFinalizer lets a deleted BatchRelease go once the workload is released.
+func (r *Reconciler) releaseFinalizer(ctx context.Context, br *rolloutsv1beta1.BatchRelease, st rolloutsv1beta1.BatchReleaseStatus) error {
+	if br.DeletionTimestamp.IsZero() || st.Phase != rolloutsv1beta1.RolloutPhaseCompleted {
+		return nil
+	}
+	orig := br.DeepCopy()
+	if !controllerutil.RemoveFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
+		return nil
+	}
+	err := r.Client.Patch(ctx, br, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

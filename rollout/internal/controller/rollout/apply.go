@@ -1,0 +1,141 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
+)
+
+// apply carries out a decision: BatchRelease, workload metadata, status, events, finalizer — in that
+// order, so that the status never claims what has not been done.
+func (r *Reconciler) apply(ctx context.Context, ro *rolloutsv1beta1.Rollout, obs observation, d *plan.RolloutDecision) error {
+	if err := r.syncBatch(ctx, ro, obs.batch, d); err != nil {
+		return err
+	}
+	if obs.workload != nil {
+		if err := r.syncWorkloadMetadata(ctx, ro, obs.workload.Object, d.ReleaseWorkload, obs.world.Deleting); err != nil {
+			return err
+		}
+	}
+	if err := r.patchStatus(ctx, ro, d.Status); err != nil {
+		return err
+	}
+	for _, e := range d.Events {
+		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "Progressing", "Reconcile", "%s", e)
+	}
+	if d.RemoveFinalizer {
+		return r.removeFinalizer(ctx, ro)
+	}
+	return nil
+}
+
+func (r *Reconciler) syncBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout, br *rolloutsv1beta1.BatchRelease, d *plan.RolloutDecision) error {
+	switch {
+	case d.DeleteBatch && br != nil:
+		return r.deleteBatch(ctx, br)
+	case d.Plan == nil:
+		return nil
+	case br == nil:
+		return r.createBatch(ctx, ro, *d.Plan)
+	default:
+		return r.updateBatch(ctx, ro, br, *d.Plan)
+	}
+}
+
+func (r *Reconciler) createBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout, p rolloutsv1beta1.ReleasePlan) error {
+	br := &rolloutsv1beta1.BatchRelease{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: ro.Name, Namespace: ro.Namespace,
+			Annotations:     batchAnnotations(ro),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ro, rolloutsv1beta1.GroupVersion.WithKind("Rollout"))},
+		},
+		Spec: rolloutsv1beta1.BatchReleaseSpec{WorkloadRef: ro.Spec.WorkloadRef, ReleasePlan: p},
+	}
+	if err := r.Client.Create(ctx, br); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating BatchRelease: %w", err)
+	}
+	return nil
+}
+
+func (r *Reconciler) updateBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout, br *rolloutsv1beta1.BatchRelease, p rolloutsv1beta1.ReleasePlan) error {
+	want := batchAnnotations(ro)
+	if equality.Semantic.DeepEqual(br.Spec.ReleasePlan, p) && br.Spec.WorkloadRef == ro.Spec.WorkloadRef &&
+		br.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation] == want[rolloutsv1beta1.RollbackInBatchAnnotation] {
+		return nil
+	}
+	orig := br.DeepCopy()
+	br.Spec.ReleasePlan, br.Spec.WorkloadRef = p, ro.Spec.WorkloadRef
+	setAnnotation(br, rolloutsv1beta1.RollbackInBatchAnnotation, want[rolloutsv1beta1.RollbackInBatchAnnotation])
+	if err := r.Client.Patch(ctx, br, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("updating BatchRelease: %w", err)
+	}
+	return nil
+}
+
+func (r *Reconciler) deleteBatch(ctx context.Context, br *rolloutsv1beta1.BatchRelease) error {
+	if !br.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	err := r.Client.Delete(ctx, br, client.Preconditions{UID: &br.UID})
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting BatchRelease: %w", err)
+	}
+	return nil
+}
+
+// batchAnnotations copies the Rollout's rollback-in-batch request to its BatchRelease.
+func batchAnnotations(ro *rolloutsv1beta1.Rollout) map[string]string {
+	v, ok := ro.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation]
+	if !ok {
+		return nil
+	}
+	return map[string]string{rolloutsv1beta1.RollbackInBatchAnnotation: v}
+}
+
+func setAnnotation(obj metav1.Object, key, value string) {
+	a := obj.GetAnnotations()
+	if value == "" {
+		delete(a, key)
+		return
+	}
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[key] = value
+	obj.SetAnnotations(a)
+}
+
+// patchStatus writes status; an approval or step jump patched since the read makes
+// the write fail and the reconcile start again from what the user wrote.
+func (r *Reconciler) patchStatus(ctx context.Context, ro *rolloutsv1beta1.Rollout, st rolloutsv1beta1.RolloutStatus) error {
+	if equality.Semantic.DeepEqual(ro.Status, st) {
+		return nil
+	}
+	// A full update guarded by resourceVersion: required status fields survive (a merge patch drops unchanged
+	// zero values), and a write by someone else since the read is never overwritten.
+	ro.Status = st
+	if err := r.Client.Status().Update(ctx, ro); err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return nil
+}
+
+func (r *Reconciler) removeFinalizer(ctx context.Context, ro *rolloutsv1beta1.Rollout) error {
+	orig := ro.DeepCopy()
+	if !controllerutil.RemoveFinalizer(ro, rolloutsv1beta1.RolloutFinalizer) {
+		return nil
+	}
+	if err := r.Client.Patch(ctx, ro, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("removing finalizer: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+// Package rollout runs Rollouts: it follows the workload a Rollout references, walks the release's steps,
+// drives the BatchRelease named after the Rollout, and writes the status that kubectl-kruise, Argo CD and
+// Flux read.
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
+)
+
+// ControllerName is the controller's name in logs, metrics and events.
+const ControllerName = "rollout-controller"
+
+// Reconciler reconciles Rollouts.
+type Reconciler struct {
+	Client   client.Client
+	Controls *control.Registry
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+}
+
+// +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts/status;rollouts/finalizers,verbs=get;update;patch
+// +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;create;update;patch;delete
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
+	toRollouts := handler.EnqueueRequestsFromMapFunc(r.rolloutsOf)
+	return builder.ControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&rolloutsv1beta1.Rollout{}).
+		Owns(&rolloutsv1beta1.BatchRelease{}).
+		Watches(&appsv1.Deployment{}, toRollouts).
+		Watches(&appsv1.StatefulSet{}, toRollouts).
+		Watches(&appsv1.DaemonSet{}, toRollouts).
+		Complete(r)
+}
+
+// rolloutsOf maps a workload to the Rollouts of its namespace that reference it.
+func (r *Reconciler) rolloutsOf(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &rolloutsv1beta1.RolloutList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	var out []reconcile.Request
+	for _, ro := range list.Items {
+		ref := ro.Spec.WorkloadRef
+		if ref.Name == obj.GetName() && (kind == "" || ref.Kind == kind) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ro)})
+		}
+	}
+	return out
+}
+
+// Reconcile runs one step of a Rollout.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	ro := &rolloutsv1beta1.Rollout{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ro); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if err := r.ensureFinalizer(ctx, ro); err != nil {
+		return reconcile.Result{}, err
+	}
+	obs, err := r.observe(ctx, ro)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	d := plan.PlanRollout(ro.Status, obs.world)
+	if err := r.apply(ctx, ro, obs, &d); err != nil {
+		return retryConflicts(reconcile.Result{}, err)
+	}
+	return reconcile.Result{RequeueAfter: d.RequeueAfter}, nil
+}
+
+// conflictRetry is how soon a reconcile whose write lost a race (an approval, a concurrent patch) runs again.
+const conflictRetry = 100 * time.Millisecond
+
+// retryConflicts turns a lost optimistic-lock race into a quick requeue: the next reconcile starts from what
+// the other writer wrote, and nothing is logged as an error.
+func retryConflicts(res reconcile.Result, err error) (reconcile.Result, error) {
+	if apierrors.IsConflict(err) {
+		return reconcile.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return res, err
+}
+
+func (r *Reconciler) ensureFinalizer(ctx context.Context, ro *rolloutsv1beta1.Rollout) error {
+	if !ro.DeletionTimestamp.IsZero() || controllerutil.ContainsFinalizer(ro, rolloutsv1beta1.RolloutFinalizer) {
+		return nil
+	}
+	orig := ro.DeepCopy()
+	controllerutil.AddFinalizer(ro, rolloutsv1beta1.RolloutFinalizer)
+	if err := r.Client.Patch(ctx, ro, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("adding finalizer: %w", err)
+	}
+	return nil
+}
+
+// observation is what one reconcile read.
+type observation struct {
+	world    plan.RolloutWorld
+	workload *control.WorkloadInfo
+	batch    *rolloutsv1beta1.BatchRelease
+}
+
+func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (observation, error) {
+	obs := observation{world: plan.RolloutWorld{
+		Now: r.Clock.Now(), Generation: ro.Generation, Spec: ro.Spec,
+		Deleting:  !ro.DeletionTimestamp.IsZero(),
+		NoTraffic: len(ro.Spec.Strategy.GetTrafficRoutings()) == 0,
+	}}
+	info, err := r.readWorkload(ctx, ro)
+	if err != nil {
+		return obs, err
+	}
+	if info != nil {
+		obs.workload = info
+		obs.world.Workload = workloadObs(info, ro.Name)
+	}
+	br, err := r.readBatch(ctx, ro)
+	if err != nil {
+		return obs, err
+	}
+	if br != nil {
+		obs.batch = br
+		obs.world.Batch = batchObs(br)
+	}
+	return obs, nil
+}
+
+func (r *Reconciler) readWorkload(ctx context.Context, ro *rolloutsv1beta1.Rollout) (*control.WorkloadInfo, error) {
+	ctl, err := r.Controls.For(r.Client, control.Target{
+		Namespace: ro.Namespace, Ref: ro.Spec.WorkloadRef,
+		Plan: rolloutsv1beta1.ReleasePlan{
+			RollingStyle:                 ro.Spec.Strategy.GetRollingStyle(),
+			EnableExtraWorkloadForCanary: ro.Spec.Strategy.Canary != nil && ro.Spec.Strategy.Canary.EnableExtraWorkloadForCanary,
+		},
+	})
+	if err != nil {
+		r.Recorder.Eventf(ro, nil, corev1.EventTypeWarning, "UnsupportedWorkload", "Reconcile", "%v", err)
+		return nil, reconcile.TerminalError(err)
+	}
+	info, err := ctl.Read(ctx)
+	if errors.Is(err, control.ErrWorkloadGone) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading workload: %w", err)
+	}
+	return info, nil
+}
+
+func (r *Reconciler) readBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout) (*rolloutsv1beta1.BatchRelease, error) {
+	br := &rolloutsv1beta1.BatchRelease{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(ro), br)
+	if err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(br, ro) {
+		return nil, reconcile.TerminalError(fmt.Errorf("BatchRelease %s exists but is not owned by this Rollout", br.Name))
+	}
+	return br, nil
+}
+
+// batchObs reads readiness only from a BatchRelease that has observed its current spec, so a stale status
+// never advances a step.
+func batchObs(br *rolloutsv1beta1.BatchRelease) *plan.BatchObs {
+	obs := &plan.BatchObs{}
+	if br.Status.ObservedGeneration != br.Generation ||
+		br.Status.ObservedReleasePlanHash != plan.ReleasePlanHash(br.Spec.ReleasePlan) {
+		return obs
+	}
+	if br.Spec.ReleasePlan.BatchPartition == nil {
+		obs.Completed = br.Status.Phase == rolloutsv1beta1.RolloutPhaseCompleted
+		return obs
+	}
+	cs := br.Status.CanaryStatus
+	if cs.CurrentBatchState == rolloutsv1beta1.ReadyBatchState && cs.CurrentBatch == *br.Spec.ReleasePlan.BatchPartition {
+		obs.ReadyStep = cs.CurrentBatch + 1
+	}
+	return obs
+}

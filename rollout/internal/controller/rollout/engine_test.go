@@ -1,0 +1,379 @@
+package rollout_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/batchrelease"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/rollout"
+	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
+	"github.com/flotilla-dev/flotilla/test/cluster"
+)
+
+var cfg *rest.Config
+
+func TestMain(m *testing.M) {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	opts := cluster.Options{
+		CRDDirs:           []string{filepath.Join(root, "charts/flotilla/crds")},
+		ControllerManager: true, Scheduler: true, Nodes: 2,
+	}
+	// FLOTILLA_TEST_LOG=1 shows the controllers' logs.
+	log := logr.Discard()
+	if os.Getenv("FLOTILLA_TEST_LOG") != "" {
+		log = zap.New(zap.WriteTo(os.Stderr))
+	}
+	ctrl.SetLogger(log)
+	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { cfg = c.Config() }))
+}
+
+func newScheme(t *testing.T) *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rolloutsv1beta1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// startEngine runs the Rollout and BatchRelease controllers in-process until the test ends.
+func startEngine(t *testing.T) client.Client {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: newScheme(t), Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	controls := control.NewRegistry()
+	if err := control.RegisterNative(controls, true); err != nil {
+		t.Fatal(err)
+	}
+	ro := &rollout.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(rollout.ControllerName)}
+	br := &batchrelease.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(batchrelease.ControllerName)}
+	if err := ro.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	if err := br.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	c, err := client.New(cfg, client.Options{Scheme: newScheme(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func namespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "engine-"}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+func statefulSet(ns string, replicas int32) *appsv1.StatefulSet {
+	labels := map[string]string{"app": "web"}
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            ptr.To(replicas),
+			Selector:            &metav1.LabelSelector{MatchLabels: labels},
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/web:v1"}}},
+			},
+		},
+	}
+}
+
+func canaryRollout(ns string, steps ...string) *rolloutsv1beta1.Rollout {
+	ro := &rolloutsv1beta1.Rollout{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: rolloutsv1beta1.RolloutSpec{
+			WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "web"},
+			Strategy:    rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{}},
+		},
+	}
+	for _, s := range steps {
+		r := intstr.Parse(s)
+		ro.Spec.Strategy.Canary.Steps = append(ro.Spec.Strategy.Canary.Steps, rolloutsv1beta1.CanaryStep{Replicas: &r})
+	}
+	return ro
+}
+
+// release changes the image the way a user does and freezes the workload the way the workload webhook does.
+func release(t *testing.T, c client.Client, ns, image string) {
+	t.Helper()
+	patch := map[string]any{
+		"metadata": map[string]any{"annotations": map[string]string{rolloutsv1beta1.InProgressingAnnotation: `{"rolloutName":"web"}`}},
+		"spec": map[string]any{
+			"updateStrategy": map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": 32767}},
+			"template":       map[string]any{"spec": map[string]any{"containers": []map[string]any{{"name": "app", "image": image}}}},
+		},
+	}
+	raw, _ := json.Marshal(patch)
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
+	if err := c.Patch(context.Background(), sts, client.RawPatch("application/strategic-merge-patch+json", raw)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// approve sends the status patch kubectl-kruise sends.
+func approve(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	ro := &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
+	raw := []byte(`{"status":{"canaryStatus":{"currentStepState":"StepReady"}}}`)
+	if err := c.Status().Patch(context.Background(), ro, client.RawPatch("application/merge-patch+json", raw)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	last := ""
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 90*time.Second, true,
+		func(context.Context) (bool, error) {
+			ok, msg := cond()
+			last = msg
+			return ok, nil
+		})
+	if err != nil {
+		t.Fatalf("%s: not reached; last: %s", what, last)
+	}
+}
+
+func getRollout(t *testing.T, c client.Client, ns string) *rolloutsv1beta1.Rollout {
+	t.Helper()
+	ro := &rolloutsv1beta1.Rollout{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, ro); err != nil {
+		t.Fatal(err)
+	}
+	return ro
+}
+
+func getSTS(t *testing.T, c client.Client, ns string) *appsv1.StatefulSet {
+	t.Helper()
+	sts := &appsv1.StatefulSet{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, sts); err != nil {
+		t.Fatal(err)
+	}
+	return sts
+}
+
+func describe(ro *rolloutsv1beta1.Rollout) string {
+	sub := ro.Status.GetSubStatus()
+	if sub == nil {
+		return fmt.Sprintf("phase=%s msg=%q", ro.Status.Phase, ro.Status.Message)
+	}
+	return fmt.Sprintf("phase=%s step=%d state=%s fin=%s msg=%q", ro.Status.Phase, sub.CurrentStepIndex, sub.CurrentStepState, sub.FinalisingStep, ro.Status.Message)
+}
+
+func describeBatch(c client.Client, ns string) string {
+	br := &rolloutsv1beta1.BatchRelease{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, br); err != nil {
+		return err.Error()
+	}
+	st, _ := json.Marshal(br.Status)
+	return fmt.Sprintf("BatchRelease generation %d status %s", br.Generation, st)
+}
+
+// waitPaused waits until the release pauses at a step.
+func waitPaused(t *testing.T, c client.Client, ns string, step int32) *rolloutsv1beta1.Rollout {
+	t.Helper()
+	const state = rolloutsv1beta1.CanaryStepStatePaused
+	var ro *rolloutsv1beta1.Rollout
+	eventually(t, fmt.Sprintf("step %d %s", step, state), func() (bool, string) {
+		ro = getRollout(t, c, ns)
+		sub := ro.Status.GetSubStatus()
+		return sub != nil && sub.CurrentStepIndex == step && sub.CurrentStepState == state, describe(ro) + "; " + describeBatch(c, ns)
+	})
+	return ro
+}
+
+func waitUpdated(t *testing.T, c client.Client, ns string, want int32) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%d updated ready pods", want), func() (bool, string) {
+		sts := getSTS(t, c, ns)
+		s := sts.Status
+		return s.UpdatedReplicas == want && s.ReadyReplicas == *sts.Spec.Replicas,
+			fmt.Sprintf("updated=%d ready=%d current=%s update=%s", s.UpdatedReplicas, s.ReadyReplicas, s.CurrentRevision, s.UpdateRevision)
+	})
+}
+
+func condition(ro *rolloutsv1beta1.Rollout, t rolloutsv1beta1.RolloutConditionType) string {
+	if c := plan.GetCondition(ro.Status.Conditions, t); c != nil {
+		return string(c.Status) + "/" + c.Reason
+	}
+	return ""
+}
+
+func setup(t *testing.T, steps ...string) (client.Client, string) {
+	c := startEngine(t)
+	ns := namespace(t, c)
+	ctx := context.Background()
+	if err := c.Create(ctx, statefulSet(ns, 4)); err != nil {
+		t.Fatal(err)
+	}
+	waitUpdated(t, c, ns, 4)
+	if err := c.Create(ctx, canaryRollout(ns, steps...)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "first Healthy", func() (bool, string) {
+		ro := getRollout(t, c, ns)
+		sub := ro.Status.GetSubStatus()
+		return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && sub != nil &&
+			sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted && ro.Status.ObservedGeneration == ro.Generation, describe(ro)
+	})
+	return c, ns
+}
+
+// The seed document's multi-batch story on a StatefulSet: batches of 1, 50% and 100%, each approved with
+// the status patch CI sends.
+func TestMultiBatchWithApprovals(t *testing.T) {
+	c, ns := setup(t, "1", "50%", "100%")
+	ro := getRollout(t, c, ns)
+	if got := condition(ro, plan.ConditionReady); got != "True/Completed" {
+		t.Errorf("Ready before a release = %q", got)
+	}
+	if got := getSTS(t, c, ns).Labels[rolloutsv1beta1.WorkloadTypeLabel]; got != "statefulset" {
+		t.Errorf("workload-type label = %q", got)
+	}
+
+	release(t, c, ns, "example.com/web:v2")
+	ro = waitPaused(t, c, ns, 1)
+	waitUpdated(t, c, ns, 1)
+	if got := condition(ro, plan.ConditionStalled); got != "True/AwaitingApproval" {
+		t.Errorf("Stalled while waiting for approval = %q", got)
+	}
+	if ro.Status.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused || ro.Status.CurrentStepIndex != 1 {
+		t.Errorf("top-level step mirror = %d %s", ro.Status.CurrentStepIndex, ro.Status.CurrentStepState)
+	}
+	if p := getSTS(t, c, ns).Spec.UpdateStrategy.RollingUpdate.Partition; p == nil || *p != 3 {
+		t.Errorf("partition after batch 1 = %v, want 3", p)
+	}
+
+	approve(t, c, ns)
+	waitPaused(t, c, ns, 2)
+	waitUpdated(t, c, ns, 2)
+
+	approve(t, c, ns)
+	eventually(t, "release completed", func() (bool, string) {
+		ro = getRollout(t, c, ns)
+		return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && condition(ro, rolloutsv1beta1.RolloutConditionSucceeded) == "True/Success", describe(ro)
+	})
+	waitUpdated(t, c, ns, 4)
+	sts := getSTS(t, c, ns)
+	if _, ok := sts.Annotations[rolloutsv1beta1.InProgressingAnnotation]; ok {
+		t.Error("in-progressing annotation left on the workload")
+	}
+	if _, ok := sts.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation]; ok {
+		t.Error("control-info annotation left on the workload")
+	}
+	eventually(t, "BatchRelease deleted", func() (bool, string) {
+		err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, &rolloutsv1beta1.BatchRelease{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	if got := condition(getRollout(t, c, ns), plan.ConditionReady); got != "True/Completed" {
+		t.Errorf("Ready after the release = %q", got)
+	}
+	expectEvent(t, c, ns, "upgrade step(1) canary pods with new versions done")
+}
+
+// Deleting a Rollout mid-release lets the workload finish on its own; nothing stays frozen.
+func TestDeleteMidRelease(t *testing.T) {
+	c, ns := setup(t, "1", "100%")
+	release(t, c, ns, "example.com/web:v2")
+	waitPaused(t, c, ns, 1)
+	if err := c.Delete(context.Background(), getRollout(t, c, ns)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Rollout gone", func() (bool, string) {
+		err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, &rolloutsv1beta1.Rollout{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	waitUpdated(t, c, ns, 4)
+	sts := getSTS(t, c, ns)
+	if ru := sts.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil && *ru.Partition != 0 {
+		t.Errorf("partition left at %d", *ru.Partition)
+	}
+}
+
+// A step jump written to nextStepIndex moves the release to that step.
+func TestStepJump(t *testing.T) {
+	c, ns := setup(t, "1", "50%", "100%")
+	release(t, c, ns, "example.com/web:v2")
+	waitPaused(t, c, ns, 1)
+	ro := &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
+	raw := []byte(`{"status":{"canaryStatus":{"nextStepIndex":3}}}`)
+	if err := c.Status().Patch(context.Background(), ro, client.RawPatch("application/merge-patch+json", raw)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "jumped to the last step and completed", func() (bool, string) {
+		ro := getRollout(t, c, ns)
+		return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && condition(ro, rolloutsv1beta1.RolloutConditionSucceeded) == "True/Success", describe(ro)
+	})
+	waitUpdated(t, c, ns, 4)
+}
+
+func expectEvent(t *testing.T, c client.Client, ns, note string) {
+	t.Helper()
+	eventually(t, "event "+note, func() (bool, string) {
+		list := &eventsv1.EventList{}
+		if err := c.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		var notes []string
+		for _, e := range list.Items {
+			if e.Note == note {
+				return true, ""
+			}
+			notes = append(notes, e.Note)
+		}
+		return false, strings.Join(notes, "; ")
+	})
+}
