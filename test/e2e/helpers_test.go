@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -132,9 +133,9 @@ func expectGone(ctx context.Context, t target, name string) {
 }
 
 // admissionCovers reports whether any webhook configuration in the cluster
-// intercepts creation of the resource: without one, upstream's admission
-// checks cannot run and only the schema applies.
-func admissionCovers(ctx context.Context, gvr schema.GroupVersionResource) bool {
+// intercepts creation of the resource with these labels: without one,
+// upstream's admission checks cannot run and only the schema applies.
+func admissionCovers(ctx context.Context, gvr schema.GroupVersionResource, objLabels map[string]string) bool {
 	adm := kube.AdmissionregistrationV1()
 	validating, err := adm.ValidatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -143,17 +144,28 @@ func admissionCovers(ctx context.Context, gvr schema.GroupVersionResource) bool 
 	var rules []admissionregistrationv1.RuleWithOperations
 	for _, w := range validating.Items {
 		for _, h := range w.Webhooks {
-			rules = append(rules, h.Rules...)
+			if selects(h.ObjectSelector, objLabels) {
+				rules = append(rules, h.Rules...)
+			}
 		}
 	}
 	for _, w := range mutating.Items {
 		for _, h := range w.Webhooks {
-			rules = append(rules, h.Rules...)
+			if selects(h.ObjectSelector, objLabels) {
+				rules = append(rules, h.Rules...)
+			}
 		}
 	}
 	return slices.ContainsFunc(rules, func(r admissionregistrationv1.RuleWithOperations) bool {
 		return ruleCoversCreate(r, gvr)
 	})
+}
+
+// selects reports whether a webhook's objectSelector admits an object with these labels.
+func selects(sel *metav1.LabelSelector, objLabels map[string]string) bool {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	Expect(err).NotTo(HaveOccurred())
+	return s.Matches(labels.Set(objLabels))
 }
 
 func ruleCoversCreate(r admissionregistrationv1.RuleWithOperations, gvr schema.GroupVersionResource) bool {

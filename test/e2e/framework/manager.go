@@ -80,6 +80,9 @@ func StartManager(ctx context.Context, cfg ManagerConfig) (*Manager, error) {
 	if err := ensureNamespace(ctx, cfg.RestConfig, cfg.WebhookNamespace); err != nil {
 		return nil, err
 	}
+	if err := InstallWebhookConfigurations(ctx, cfg.RestConfig); err != nil {
+		return nil, fmt.Errorf("installing webhook configurations: %w", err)
+	}
 	bin, err := managerBinary(ctx, cfg)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,115 @@
+package framework
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flotilla-dev/flotilla/test/cluster"
+)
+
+// WebhookConfigurationsFile is where the chart keeps Flotilla's admission webhook configurations.
+const WebhookConfigurationsFile = "charts/flotilla/webhooks/webhook-configurations.yaml"
+
+// InstallWebhookConfigurations creates (or replaces) the admission webhook configurations the way an
+// installation does; the manager's certificate manager then points them at itself.
+func InstallWebhookConfigurations(ctx context.Context, cfg *rest.Config) error {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(filepath.Join(root, WebhookConfigurationsFile))
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	docs, err := splitYAML(raw)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, doc := range docs {
+		errs = append(errs, installWebhookDoc(ctx, cs, doc))
+	}
+	return errors.Join(errs...)
+}
+
+func splitYAML(raw []byte) ([][]byte, error) {
+	r := utilyaml.NewYAMLReader(bufioReader(raw))
+	var docs [][]byte
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(doc)) > 0 {
+			docs = append(docs, doc)
+		}
+	}
+}
+
+func installWebhookDoc(ctx context.Context, cs kubernetes.Interface, doc []byte) error {
+	var meta metav1.TypeMeta
+	if err := yaml.Unmarshal(doc, &meta); err != nil {
+		return err
+	}
+	api := cs.AdmissionregistrationV1()
+	switch meta.Kind {
+	case "MutatingWebhookConfiguration":
+		obj := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+			return err
+		}
+		return replace(ctx, obj.Name, func() error { return api.MutatingWebhookConfigurations().Delete(ctx, obj.Name, metav1.DeleteOptions{}) },
+			func() error {
+				_, err := api.MutatingWebhookConfigurations().Create(ctx, obj, metav1.CreateOptions{})
+				return err
+			})
+	case "ValidatingWebhookConfiguration":
+		obj := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+			return err
+		}
+		return replace(ctx, obj.Name, func() error {
+			return api.ValidatingWebhookConfigurations().Delete(ctx, obj.Name, metav1.DeleteOptions{})
+		},
+			func() error {
+				_, err := api.ValidatingWebhookConfigurations().Create(ctx, obj, metav1.CreateOptions{})
+				return err
+			})
+	default:
+		return fmt.Errorf("%s: unexpected kind %q", WebhookConfigurationsFile, meta.Kind)
+	}
+}
+
+// replace deletes then creates, so a run starts from the file's content.
+func replace(_ context.Context, name string, del, create func() error) error {
+	if err := del(); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %s: %w", name, err)
+	}
+	if err := create(); err != nil {
+		return fmt.Errorf("creating %s: %w", name, err)
+	}
+	return nil
+}
+
+func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
