@@ -51,12 +51,12 @@ const (
 func setupControllers(mgr manager.Manager, opts module.Options) error {
 	rollouts := &rolloutcontroller.Reconciler{
 		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{},
-		Recorder: mgr.GetEventRecorder(rolloutcontroller.ControllerName),
+		Recorder:           mgr.GetEventRecorder(rolloutcontroller.ControllerName),
+		KeepPausedOnDelete: opts.Features[gateKeepWorkloadPausedOnDelete],
 	}
 	batches := &batchrelease.Reconciler{
 		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{},
-		Recorder:           mgr.GetEventRecorder(batchrelease.ControllerName),
-		KeepPausedOnCancel: opts.Features[gateKeepWorkloadPausedOnDelete],
+		Recorder: mgr.GetEventRecorder(batchrelease.ControllerName),
 	}
 	setups := []func(manager.Manager) error{rollouts.SetupWithManager, batches.SetupWithManager, nativedaemonset.SetupWithManager}
 	if opts.Features[gateAdvancedDeployment] {

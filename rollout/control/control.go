@@ -30,8 +30,9 @@ type Target struct {
 	Owner metav1.OwnerReference
 	// Plan is the BatchRelease's release plan.
 	Plan rolloutsv1beta1.ReleasePlan
-	// KeepPausedOnCancel keeps the workload frozen when a release is cancelled (the
-	// KeepWorkloadPausedOnRolloutDeletion gate).
+	// KeepPausedOnCancel keeps the workload frozen when Finalize runs while Plan.BatchPartition still names a
+	// batch (a release handed over to the next one). The BatchRelease controller always sets it; a Rollout
+	// that means to release its workload clears batchPartition first.
 	KeepPausedOnCancel bool
 }
 

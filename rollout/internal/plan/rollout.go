@@ -56,6 +56,8 @@ type RolloutWorld struct {
 	Batch    *BatchObs
 	// NoTraffic: the Rollout routes no traffic, so every traffic step is done at once.
 	NoTraffic bool
+	// KeepPausedOnDelete leaves the workload frozen when the Rollout is deleted mid-release.
+	KeepPausedOnDelete bool
 }
 
 // RolloutDecision is what the controller applies: the status, the BatchRelease it wants, and side effects.
@@ -276,8 +278,14 @@ func restartRelease(d *RolloutDecision, w RolloutWorld) {
 		d.Status.Message = MsgContinuousRelease
 		return
 	}
+	stable := d.Status.GetSubStatus().StableRevision
 	startRelease(d, w)
-	rollSteps(d, w, d.Status.GetSubStatus())
+	sub := d.Status.GetSubStatus()
+	if stable != "" {
+		// The release being replaced never became stable: the stable revision is still the one before it.
+		sub.StableRevision = stable
+	}
+	rollSteps(d, w, sub)
 }
 
 func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonStatus) {
@@ -368,8 +376,13 @@ func finalise(d *RolloutDecision, w RolloutWorld, reason string) bool {
 func finalisingStepDone(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonStatus, reason string) bool {
 	switch sub.FinalisingStep {
 	case rolloutsv1beta1.FinalisingStepResumeWorkload:
-		if w.Batch == nil {
+		if w.Batch == nil || (reason == rolloutsv1beta1.FinaliseReasonDelete && w.KeepPausedOnDelete) {
+			// Deleting the BatchRelease while it still names a batch hands the workload over frozen.
 			return true
+		}
+		if w.Workload != nil && w.Workload.InProgressing {
+			// The workload webhook keeps a marked workload frozen: unmark it before anything resumes it.
+			return false
 		}
 		plan := releasePlan(w, *sub, true)
 		plan.FinalizingPolicy = FinalizingPolicy(reason)

@@ -26,6 +26,7 @@ type sim struct {
 	plan     *rolloutsv1beta1.ReleasePlan
 	deleting bool
 	gone     bool
+	keep     bool
 	now      time.Time
 	log      []string
 }
@@ -51,7 +52,7 @@ func (s *sim) batch() *BatchObs {
 
 // reconcile plans once, applies the decision the way the controller does and logs the outcome.
 func (s *sim) reconcile(note string) RolloutDecision {
-	w := RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Deleting: s.deleting, Workload: s.workload, Batch: s.batch(), NoTraffic: true}
+	w := RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Deleting: s.deleting, Workload: s.workload, Batch: s.batch(), NoTraffic: true, KeepPausedOnDelete: s.keep}
 	if s.gone {
 		w.Workload = nil
 	}
@@ -234,4 +235,20 @@ func TestGoldenDisableAndDelete(t *testing.T) {
 	s.deleting = false
 	s.reconcile("workload gone")
 	s.golden("disable-and-delete")
+}
+
+// Under KeepWorkloadPausedOnRolloutDeletion the BatchRelease is deleted while it still names a batch, so the
+// workload is handed over frozen.
+func TestGoldenDeleteKeepsPaused(t *testing.T) {
+	s := newSim(t, replicas("1"), replicas("100%"))
+	s.keep = true
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.reconcile("batch 1 ready")
+	s.deleting = true
+	s.reconcile("deleted")
+	s.reconcile("mark removed")
+	s.reconcile("batch release deleted")
+	s.golden("delete-keeps-paused")
 }

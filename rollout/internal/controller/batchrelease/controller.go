@@ -36,8 +36,6 @@ type Reconciler struct {
 	Controls *control.Registry
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
-	// KeepPausedOnCancel is the KeepWorkloadPausedOnRolloutDeletion gate.
-	KeepPausedOnCancel bool
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;update;patch
@@ -122,11 +120,13 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, br *rolloutsv1beta1.Ba
 
 func (r *Reconciler) target(br *rolloutsv1beta1.BatchRelease) control.Target {
 	return control.Target{
-		Namespace:          br.Namespace,
-		Ref:                br.Spec.WorkloadRef,
-		Owner:              *metav1.NewControllerRef(br, rolloutsv1beta1.GroupVersion.WithKind("BatchRelease")),
-		Plan:               br.Spec.ReleasePlan,
-		KeepPausedOnCancel: r.KeepPausedOnCancel,
+		Namespace: br.Namespace,
+		Ref:       br.Spec.WorkloadRef,
+		Owner:     *metav1.NewControllerRef(br, rolloutsv1beta1.GroupVersion.WithKind("BatchRelease")),
+		Plan:      br.Spec.ReleasePlan,
+		// A BatchRelease finalized while it still names a batch hands its workload over frozen (a release
+		// restarting for a newer version); the Rollout releases a workload by clearing batchPartition first.
+		KeepPausedOnCancel: true,
 	}
 }
 

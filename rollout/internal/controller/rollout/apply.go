@@ -15,16 +15,16 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
 
-// apply carries out a decision: BatchRelease, workload metadata, status, events, finalizer — in that
+// apply carries out a decision: workload metadata, BatchRelease, status, events, finalizer — in that
 // order, so that the status never claims what has not been done.
 func (r *Reconciler) apply(ctx context.Context, ro *rolloutsv1beta1.Rollout, obs observation, d *plan.RolloutDecision) error {
-	if err := r.syncBatch(ctx, ro, obs.batch, d); err != nil {
-		return err
-	}
 	if obs.workload != nil {
 		if err := r.syncWorkloadMetadata(ctx, ro, obs.workload.Object, d.ReleaseWorkload, obs.world.Deleting); err != nil {
 			return err
 		}
+	}
+	if err := r.syncBatch(ctx, ro, obs.batch, d); err != nil {
+		return err
 	}
 	if err := r.patchStatus(ctx, ro, d.Status); err != nil {
 		return err

@@ -36,6 +36,9 @@ type Reconciler struct {
 	Controls *control.Registry
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
+	// KeepPausedOnDelete is the KeepWorkloadPausedOnRolloutDeletion gate: a Rollout deleted mid-release
+	// leaves its workload as the last batch made it.
+	KeepPausedOnDelete bool
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts,verbs=get;list;watch;update;patch
@@ -126,8 +129,9 @@ type observation struct {
 func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (observation, error) {
 	obs := observation{world: plan.RolloutWorld{
 		Now: r.Clock.Now(), Generation: ro.Generation, Spec: ro.Spec,
-		Deleting:  !ro.DeletionTimestamp.IsZero(),
-		NoTraffic: len(ro.Spec.Strategy.GetTrafficRoutings()) == 0,
+		Deleting:           !ro.DeletionTimestamp.IsZero(),
+		NoTraffic:          len(ro.Spec.Strategy.GetTrafficRoutings()) == 0,
+		KeepPausedOnDelete: r.KeepPausedOnDelete,
 	}}
 	info, err := r.readWorkload(ctx, ro)
 	if err != nil {

@@ -1,0 +1,340 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+)
+
+var rolloutsV1beta1 = schema.GroupVersionResource{Group: "rollouts.kruise.io", Version: "v1beta1", Resource: "rollouts"}
+
+// story is one workload under one v1beta1 Rollout, both named "app", in a namespace of its own.
+type story struct {
+	ns   string
+	kind string
+}
+
+const appName = "app"
+
+func appLabels() map[string]string { return map[string]string{"app": appName} }
+
+func appTemplate(version string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: appLabels()},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "app", Image: "example.com/app:1",
+			Env: []corev1.EnvVar{{Name: "VERSION", Value: version}},
+		}}},
+	}
+}
+
+func newStory(ctx context.Context, kind string, replicas int32) *story {
+	GinkgoHelper()
+	s := &story{ns: newNamespace(ctx, strings.ToLower(kind)+"-"), kind: kind}
+	meta := metav1.ObjectMeta{Name: appName, Namespace: s.ns}
+	sel := &metav1.LabelSelector{MatchLabels: appLabels()}
+	var err error
+	apps := kube.AppsV1()
+	switch kind {
+	case "Deployment":
+		_, err = apps.Deployments(s.ns).Create(ctx, &appsv1.Deployment{ObjectMeta: meta, Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas), Selector: sel, Template: appTemplate("v1")}}, metav1.CreateOptions{})
+	case "StatefulSet":
+		_, err = apps.StatefulSets(s.ns).Create(ctx, &appsv1.StatefulSet{ObjectMeta: meta, Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To(replicas), Selector: sel, Template: appTemplate("v1"),
+			PodManagementPolicy: appsv1.ParallelPodManagement}}, metav1.CreateOptions{})
+	case "DaemonSet":
+		_, err = apps.DaemonSets(s.ns).Create(ctx, &appsv1.DaemonSet{ObjectMeta: meta, Spec: appsv1.DaemonSetSpec{
+			Selector: sel, Template: appTemplate("v1")}}, metav1.CreateOptions{})
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return s
+}
+
+// pods counts the app's live pods by VERSION.
+func (s *story) pods(ctx context.Context) map[string]int {
+	GinkgoHelper()
+	list, err := kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + appName})
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]int{}
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil && podReady(p) {
+			out[envValue(p.Spec.Containers[0], "VERSION")]++
+		}
+	}
+	return out
+}
+
+func (s *story) waitPods(ctx context.Context, want map[string]int) {
+	GinkgoHelper()
+	Eventually(func() map[string]int { return s.pods(ctx) }).
+		WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(Equal(want))
+}
+
+// rollout creates the v1beta1 Rollout from the YAML of its spec.strategy.
+func (s *story) rollout(ctx context.Context, strategy string) {
+	GinkgoHelper()
+	doc := fmt.Sprintf("apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  workloadRef:\n    apiVersion: apps/v1\n    kind: %s\n    name: %s\n  strategy:\n%s",
+		appName, s.ns, s.kind, appName, indent(strategy, 4))
+	obj := &unstructured.Unstructured{}
+	Expect(yaml.Unmarshal([]byte(doc), &obj.Object)).To(Succeed())
+	_, err := dyn.Resource(rolloutsV1beta1).Namespace(s.ns).Create(ctx, obj, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	s.waitPhase(ctx, "Healthy")
+}
+
+func indent(text string, n int) string {
+	pad := strings.Repeat(" ", n)
+	lines := strings.Split(strings.Trim(text, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = pad + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func (s *story) status(ctx context.Context) map[string]any {
+	GinkgoHelper()
+	obj, err := dyn.Resource(rolloutsV1beta1).Namespace(s.ns).Get(ctx, appName, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	st, _, _ := unstructured.NestedMap(obj.Object, "status")
+	return st
+}
+
+func (s *story) step(ctx context.Context) string {
+	st := s.status(ctx)
+	return fmt.Sprintf("%v %v/%v", st["phase"], st["currentStepIndex"], st["currentStepState"])
+}
+
+func (s *story) waitStep(ctx context.Context, want string) {
+	GinkgoHelper()
+	Eventually(func() string { return s.step(ctx) }).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(poll).Should(Equal(want))
+}
+
+func (s *story) waitPhase(ctx context.Context, phase string) {
+	GinkgoHelper()
+	Eventually(func() any { return s.status(ctx)["phase"] }).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(poll).Should(Equal(phase))
+}
+
+// succeeded is the Succeeded condition's status and reason.
+func (s *story) succeeded(ctx context.Context) string {
+	conds, _, _ := unstructured.NestedSlice(s.status(ctx), "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Succeeded" {
+			return fmt.Sprintf("%v/%v", m["status"], m["reason"])
+		}
+	}
+	return ""
+}
+
+func (s *story) statusPatch(ctx context.Context, patch string) {
+	GinkgoHelper()
+	_, err := dyn.Resource(rolloutsV1beta1).Namespace(s.ns).Patch(ctx, appName, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+	Expect(err).NotTo(HaveOccurred())
+}
+
+func (s *story) approve(ctx context.Context) {
+	s.statusPatch(ctx, `{"status":{"canaryStatus":{"currentStepState":"StepReady"}}}`)
+}
+
+func (s *story) specPatch(ctx context.Context, patch string) {
+	GinkgoHelper()
+	_, err := dyn.Resource(rolloutsV1beta1).Namespace(s.ns).Patch(ctx, appName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// setVersion changes the workload's pod template the way `kubectl set env` does.
+func (s *story) setVersion(ctx context.Context, version string) {
+	GinkgoHelper()
+	patch := []byte(fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","env":[{"name":"VERSION","value":%q}]}]}}}}`, version))
+	apps := kube.AppsV1()
+	var err error
+	switch s.kind {
+	case "Deployment":
+		_, err = apps.Deployments(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	case "StatefulSet":
+		_, err = apps.StatefulSets(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	case "DaemonSet":
+		_, err = apps.DaemonSets(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	}
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// expectReleased checks that nothing of the release is left on the workload.
+func (s *story) expectReleased(ctx context.Context) {
+	GinkgoHelper()
+	var meta metav1.ObjectMeta
+	switch s.kind {
+	case "Deployment":
+		Eventually(func(g Gomega) {
+			d, err := kube.AppsV1().Deployments(s.ns).Get(ctx, appName, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(d.Spec.Paused).To(BeFalse())
+			g.Expect(d.Spec.Strategy.Type).To(Equal(appsv1.RollingUpdateDeploymentStrategyType))
+			meta = d.ObjectMeta
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(Succeed())
+	case "StatefulSet":
+		sts, err := kube.AppsV1().StatefulSets(s.ns).Get(ctx, appName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ptr.Deref(sts.Spec.UpdateStrategy.RollingUpdate.Partition, 0)).To(BeZero())
+		meta = sts.ObjectMeta
+	case "DaemonSet":
+		ds, err := kube.AppsV1().DaemonSets(s.ns).Get(ctx, appName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ds.Spec.UpdateStrategy.Type).To(Equal(appsv1.RollingUpdateDaemonSetStrategyType))
+		meta = ds.ObjectMeta
+	}
+	for _, key := range []string{"rollouts.kruise.io/in-progressing", "batchrelease.rollouts.kruise.io/control-info"} {
+		Expect(meta.Annotations).NotTo(HaveKey(key))
+	}
+}
+
+var _ = Describe("Rollout stories", func() {
+	It("runs a canary Deployment with an extra workload and removes it at the end", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 4)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "canary:\n  enableExtraWorkloadForCanary: true\n  steps:\n  - replicas: 1\n  - replicas: 100%")
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		s.waitPods(ctx, map[string]int{"v1": 4, "v2": 1})
+		list, err := kube.AppsV1().Deployments(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "rollouts.kruise.io/canary-deployment=" + appName})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(list.Items).To(HaveLen(1))
+		Expect(list.Items[0].Name).To(HavePrefix(appName + "-"))
+		s.approve(ctx)
+		s.waitPhase(ctx, "Healthy")
+		s.waitPods(ctx, map[string]int{"v2": 4})
+		Expect(s.succeeded(ctx)).To(Equal("True/Success"))
+		s.expectReleased(ctx)
+		Eventually(func() []appsv1.Deployment {
+			l, _ := kube.AppsV1().Deployments(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "rollouts.kruise.io/canary-deployment=" + appName})
+			return l.Items
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(BeEmpty())
+	})
+
+	It("moves a native StatefulSet's partition batch by batch without pauses", func(ctx SpecContext) {
+		s := newStory(ctx, "StatefulSet", 4)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n    pause: {duration: 0}\n  - replicas: 50%\n    pause: {duration: 0}\n  - replicas: 100%")
+		s.setVersion(ctx, "v2")
+		s.waitPhase(ctx, "Progressing")
+		s.waitPhase(ctx, "Healthy")
+		s.waitPods(ctx, map[string]int{"v2": 4})
+		Expect(s.succeeded(ctx)).To(Equal("True/Success"))
+		s.expectReleased(ctx)
+	})
+
+	It("replaces a native DaemonSet's pods batch by batch", func(ctx SpecContext) {
+		s := newStory(ctx, "DaemonSet", 0)
+		s.waitPods(ctx, map[string]int{"v1": 3})
+		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n  - replicas: 100%")
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		s.waitPods(ctx, map[string]int{"v1": 2, "v2": 1})
+		Consistently(func() map[string]int { return s.pods(ctx) }).WithContext(ctx).WithTimeout(2 * time.Second).Should(Equal(map[string]int{"v1": 2, "v2": 1}))
+		s.approve(ctx)
+		s.waitPhase(ctx, "Healthy")
+		s.waitPods(ctx, map[string]int{"v2": 3})
+		s.expectReleased(ctx)
+	})
+
+	It("rolls back at once when the old template comes back mid-release", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 4)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n  - replicas: 100%")
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		s.setVersion(ctx, "v1")
+		s.waitPhase(ctx, "Healthy")
+		Expect(s.succeeded(ctx)).To(Equal("False/Rollback"))
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.expectReleased(ctx)
+	})
+
+	It("restarts from the first step when a newer version arrives mid-release", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 4)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n  - replicas: 50%\n  - replicas: 100%")
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		s.approve(ctx)
+		s.waitStep(ctx, "Progressing 2/StepPaused")
+		s.setVersion(ctx, "v3")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		Eventually(func() int { return s.pods(ctx)["v3"] }).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(1))
+		s.approve(ctx)
+		s.waitStep(ctx, "Progressing 2/StepPaused")
+		s.approve(ctx)
+		s.waitPhase(ctx, "Healthy")
+		s.waitPods(ctx, map[string]int{"v3": 4})
+		s.expectReleased(ctx)
+	})
+
+	It("holds while spec.strategy.paused is set and continues on resume", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 4)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n    pause: {duration: 0}\n  - replicas: 100%")
+		s.specPatch(ctx, `{"spec":{"strategy":{"paused":true}}}`)
+		s.setVersion(ctx, "v2")
+		Eventually(func() any { return s.status(ctx)["message"] }).WithContext(ctx).WithTimeout(time.Minute).
+			Should(Equal("Rollout has been paused, you can resume it by kube-cli"))
+		Consistently(func() int { return s.pods(ctx)["v2"] }).WithContext(ctx).WithTimeout(2 * time.Second).Should(BeNumerically("<=", 1))
+		s.specPatch(ctx, `{"spec":{"strategy":{"paused":false}}}`)
+		s.waitPhase(ctx, "Healthy")
+		s.waitPods(ctx, map[string]int{"v2": 4})
+	})
+
+	It("jumps to the step written to nextStepIndex", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 4)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n  - replicas: 50%\n  - replicas: 100%")
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		s.statusPatch(ctx, `{"status":{"canaryStatus":{"nextStepIndex":3}}}`)
+		s.waitPhase(ctx, "Healthy")
+		s.waitPods(ctx, map[string]int{"v2": 4})
+	})
+
+	DescribeTable("releases the workload when the Rollout goes away mid-release",
+		func(ctx SpecContext, end func(context.Context, *story), phase string) {
+			s := newStory(ctx, "Deployment", 4)
+			s.waitPods(ctx, map[string]int{"v1": 4})
+			s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n  - replicas: 100%")
+			s.setVersion(ctx, "v2")
+			s.waitStep(ctx, "Progressing 1/StepPaused")
+			end(ctx, s)
+			if phase != "" {
+				s.waitPhase(ctx, phase)
+			} else {
+				expectGone(ctx, target{gvr: rolloutsV1beta1, namespaced: true, namespace: s.ns}, appName)
+			}
+			s.expectReleased(ctx)
+			s.waitPods(ctx, map[string]int{"v2": 4})
+		},
+		Entry("disabled", func(ctx context.Context, s *story) { s.specPatch(ctx, `{"spec":{"disabled":true}}`) }, "Disabled"),
+		Entry("deleted", func(ctx context.Context, s *story) {
+			Expect(dyn.Resource(rolloutsV1beta1).Namespace(s.ns).Delete(ctx, appName, metav1.DeleteOptions{})).To(Succeed())
+		}, ""),
+	)
+
+	It("rejects an invalid Rollout with a message naming the field", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "invalid-")
+		doc := "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata:\n  name: bad\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: app}\n  strategy:\n    canary:\n      steps:\n      - replicas: 5\n      - replicas: 2\n"
+		obj := &unstructured.Unstructured{}
+		Expect(yaml.Unmarshal([]byte(doc), &obj.Object)).To(Succeed())
+		_, err := dyn.Resource(rolloutsV1beta1).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+		Expect(err).To(MatchError(ContainSubstring("spec.strategy.canary.steps[1].replicas")))
+	})
+})
