@@ -32,6 +32,7 @@ func RegisterNative(r *Registry, advancedDeployment bool) error {
 	return errors.Join(
 		r.Register(DeploymentKind, rolloutsv1beta1.PartitionRollingStyle, partitionDeployment),
 		r.Register(DeploymentKind, rolloutsv1beta1.CanaryRollingStyle, NewDeploymentCanary),
+		r.Register(DeploymentKind, rolloutsv1beta1.BlueGreenRollingStyle, NewDeploymentBlueGreen),
 		r.Register(StatefulSetKind, rolloutsv1beta1.PartitionRollingStyle, NewStatefulSetLike),
 		r.Register(DaemonSetKind, rolloutsv1beta1.PartitionRollingStyle, NewNativeDaemonSet),
 	)

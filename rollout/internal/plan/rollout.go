@@ -20,6 +20,8 @@ const (
 	MsgCompleted         = "Rollout progressing has been completed"
 	MsgFinalising        = "Rollout is finalising"
 	MsgContinuousRelease = "new version detected during a release; restarting from the first step"
+	// MsgBlueGreenContinuous keeps upstream's advice.
+	MsgBlueGreenContinuous = "new version detected during a blue-green release, which does not support continuous release; please rollback first"
 )
 
 // WorkloadObs is what the Rollout controller read from its workload.
@@ -263,6 +265,12 @@ func planRolling(d *RolloutDecision, w RolloutWorld) {
 		d.Status.Message = MsgPaused
 		d.Plan = releasePlan(w, *sub, false)
 		d.Health = Health{Stalled: true, Reason: ReasonPaused, Message: MsgPaused}
+	case w.Workload.UpdateRevision != sub.PodTemplateHash && w.Spec.Strategy.BlueGreen != nil:
+		// Two revisions side by side leave no stable one to fall back to: a blue-green release must be
+		// rolled back before a newer version can start.
+		d.Status.Message = MsgBlueGreenContinuous
+		d.Plan = releasePlan(w, *sub, false)
+		d.Health = Health{Stalled: true, Reason: ReasonInvalid, Message: MsgBlueGreenContinuous}
 	case w.Workload.UpdateRevision != sub.PodTemplateHash:
 		restartRelease(d, w)
 	default:
