@@ -5,6 +5,7 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"testing"
 	"time"
@@ -76,16 +77,23 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	workDir, err := os.MkdirTemp("", "flotilla-e2e-")
 	failOnError(err, "creating the work directory")
 	DeferCleanup(removeUnlessFailed, workDir)
-	m, err := framework.StartManager(ctx, framework.ManagerConfig{
-		RestConfig:     c.Config(),
-		KubeconfigPath: c.KubeconfigPath(),
-		WorkDir:        workDir,
-	})
+	m, err := startManager(ctx, workDir, "")
 	failOnError(err, "starting flotilla-manager")
 	manager = m
 	GinkgoWriter.Printf("flotilla-manager log: %s\n", m.LogPath)
 	DeferCleanup(stopManager)
 }, NodeTimeout(8*time.Minute))
+
+// startManager starts flotilla-manager against the suite's cluster; binary "" builds it into workDir.
+func startManager(ctx context.Context, workDir, binary string, extraArgs ...string) (*framework.Manager, error) {
+	return framework.StartManager(ctx, framework.ManagerConfig{
+		RestConfig:     testCluster.Config(),
+		KubeconfigPath: testCluster.KubeconfigPath(),
+		WorkDir:        workDir,
+		Binary:         binary,
+		ExtraArgs:      extraArgs,
+	})
+}
 
 // failOnError fails with the error's text, which gomega would otherwise
 // bury in a dump of the error's struct.

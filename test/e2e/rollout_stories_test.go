@@ -80,7 +80,7 @@ func (s *story) pods(ctx context.Context) map[string]int {
 func (s *story) waitPods(ctx context.Context, want map[string]int) {
 	GinkgoHelper()
 	Eventually(func() map[string]int { return s.pods(ctx) }).
-		WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(Equal(want))
+		WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(poll).Should(Equal(want))
 }
 
 // rollout creates the v1beta1 Rollout from the YAML of its spec.strategy.
@@ -294,6 +294,23 @@ var _ = Describe("Rollout stories", func() {
 		s.specPatch(ctx, `{"spec":{"strategy":{"paused":false}}}`)
 		s.waitPhase(ctx, "Healthy")
 		s.waitPods(ctx, map[string]int{"v2": 4})
+	})
+
+	It("runs a blue-green Deployment: new pods beside the old ones until the last approval", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 4)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "blueGreen:\n  steps:\n  - replicas: 50%\n  - replicas: 100%")
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		s.waitPods(ctx, map[string]int{"v1": 4, "v2": 2})
+		s.statusPatch(ctx, `{"status":{"blueGreenStatus":{"currentStepState":"StepReady"}}}`)
+		s.waitStep(ctx, "Progressing 2/StepPaused")
+		s.waitPods(ctx, map[string]int{"v1": 4, "v2": 4})
+		s.statusPatch(ctx, `{"status":{"blueGreenStatus":{"currentStepState":"StepReady"}}}`)
+		s.waitPhase(ctx, "Healthy")
+		s.waitPods(ctx, map[string]int{"v2": 4})
+		Expect(s.succeeded(ctx)).To(Equal("True/Success"))
+		s.expectReleased(ctx)
 	})
 
 	It("jumps to the step written to nextStepIndex", func(ctx SpecContext) {

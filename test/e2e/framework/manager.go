@@ -58,7 +58,9 @@ type Manager struct {
 	// LogPath receives the manager's stdout and stderr.
 	LogPath string
 	// CertDir holds the serving certificate the manager writes.
-	CertDir     string
+	CertDir string
+	// Binary is the executable this process runs; StartManager can run it again.
+	Binary      string
 	MetricsAddr string
 	ProbeAddr   string
 	WebhookPort int
@@ -91,6 +93,7 @@ func StartManager(ctx context.Context, cfg ManagerConfig) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.Binary = bin
 	if err := m.waitReady(ctx, cfg.ReadyTimeout); err != nil {
 		m.Stop()
 		return nil, fmt.Errorf("%w\nlast lines of %s:\n%s", err, m.LogPath, m.LogTail(40))
@@ -289,6 +292,14 @@ func (m *Manager) Stop() {
 			_ = syscall.Kill(pgid, syscall.SIGKILL)
 			<-m.exited
 		}
+	})
+}
+
+// Kill ends the process group at once with SIGKILL, as a crash or an OOM kill would, and waits for it.
+func (m *Manager) Kill() {
+	m.stopOnce.Do(func() {
+		_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+		<-m.exited
 	})
 }
 

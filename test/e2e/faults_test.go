@@ -1,0 +1,147 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flotilla-dev/flotilla/test/e2e/framework"
+)
+
+// leaseName is the manager's leader-election Lease.
+const leaseName = "flotilla-manager.kruise.io"
+
+// Faults replace the suite's manager with their own and start a fresh one for the specs after them.
+var _ = Describe("Manager faults", Serial, Ordered, func() {
+	var binary string
+
+	BeforeAll(func() {
+		binary = manager.Binary
+		manager.Stop()
+	})
+
+	AfterAll(func(ctx SpecContext) {
+		m, err := startManager(ctx, GinkgoT().TempDir(), binary)
+		failOnError(err, "restarting the suite's manager")
+		manager = m
+	})
+
+	// A release with pause.duration 0 runs by itself; the manager is SIGKILLed at random moments and
+	// restarted each time. The release must end as an undisturbed one does.
+	It("finishes a release exactly as an undisturbed one after repeated SIGKILLs", func(ctx SpecContext) {
+		m := mustStart(ctx, binary)
+		defer func() { m.Stop() }()
+		s := newStory(ctx, "Deployment", 6)
+		s.waitPods(ctx, map[string]int{"v1": 6})
+		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n    pause: {duration: 0}\n  - replicas: 50%\n    pause: {duration: 0}\n  - replicas: 100%")
+		avail := watchAvailability(ctx, s.ns, appName)
+		s.setVersion(ctx, "v2")
+
+		seed := time.Now().UnixNano()
+		rng := rand.New(rand.NewPCG(uint64(seed), 0)) //nolint:gosec // test randomness, seed is logged
+		GinkgoWriter.Printf("kill delays seeded with %d\n", seed)
+		for i := range 4 {
+			delay := time.Duration(rng.IntN(1500)) * time.Millisecond
+			time.Sleep(delay)
+			By(fmt.Sprintf("kill %d after %v, at %s", i+1, delay, s.step(ctx)))
+			m.Kill()
+			m = mustStart(ctx, binary)
+		}
+		s.waitPhase(ctx, "Healthy")
+		Expect(s.succeeded(ctx)).To(Equal("True/Success"))
+		s.waitPods(ctx, map[string]int{"v2": 6})
+		s.expectReleased(ctx)
+		Expect(avail.Lowest()).To(BeNumerically(">=", 5), "maxUnavailable 25%% of 6 rounds down to 1")
+		expectNoBatchRelease(ctx, s.ns)
+	})
+
+	// Two replicas elect a leader; killing the leader mid-release hands the release to the other.
+	It("hands a release to the standby replica when the leader is killed", func(ctx SpecContext) {
+		leader := mustStart(ctx, binary, "--leader-elect=true", "--leader-election-namespace="+framework.DefaultWebhookNamespace)
+		defer func() { leader.Stop() }()
+		waitLeader(ctx)
+		standby := mustStart(ctx, binary, "--leader-elect=true", "--leader-election-namespace="+framework.DefaultWebhookNamespace)
+		defer standby.Stop()
+
+		s := newStory(ctx, "Deployment", 4)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n  - replicas: 100%")
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+
+		holder := waitLeader(ctx)
+		leader.Kill()
+		killed := time.Now()
+		s.approve(ctx)
+		Eventually(func() string { return waitLeader(ctx) }).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).
+			ShouldNot(Equal(holder))
+		takeover := time.Since(killed)
+		s.waitPhase(ctx, "Healthy")
+		released := time.Since(killed)
+		AddReportEntry("leader takeover", takeover.Round(100*time.Millisecond).String())
+		GinkgoWriter.Printf("leader takeover %v; release finished %v after the kill\n", takeover, released)
+		reportTakeover(takeover, released)
+		s.waitPods(ctx, map[string]int{"v2": 4})
+		s.expectReleased(ctx)
+	})
+})
+
+func mustStart(ctx context.Context, binary string, args ...string) *framework.Manager {
+	GinkgoHelper()
+	m, err := startManager(ctx, GinkgoT().TempDir(), binary, args...)
+	failOnError(err, "starting flotilla-manager")
+	return m
+}
+
+// waitLeader returns the Lease holder once there is one.
+func waitLeader(ctx context.Context) string {
+	GinkgoHelper()
+	var holder string
+	Eventually(func() string {
+		lease, err := kube.CoordinationV1().Leases(framework.DefaultWebhookNamespace).Get(ctx, leaseName, metav1.GetOptions{})
+		if err != nil {
+			return ""
+		}
+		holder = leaseHolder(lease)
+		return holder
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).ShouldNot(BeEmpty())
+	return holder
+}
+
+func leaseHolder(l *coordinationv1.Lease) string {
+	if l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+func expectNoBatchRelease(ctx context.Context, ns string) {
+	GinkgoHelper()
+	Eventually(func() error {
+		_, err := dyn.Resource(batchReleases).Namespace(ns).Get(ctx, appName, metav1.GetOptions{})
+		return err
+	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(MatchError(ContainSubstring("not found")))
+}
+
+// reportTakeover appends the measured takeover to $FLOTILLA_FAULTS_REPORT when set, for the record.
+func reportTakeover(takeover, released time.Duration) {
+	path := os.Getenv("FLOTILLA_FAULTS_REPORT")
+	if path == "" {
+		return
+	}
+	line := strings.Join([]string{time.Now().UTC().Format(time.RFC3339), takeover.String(), released.String()}, "\t") + "\n"
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.WriteString(line)
+}
