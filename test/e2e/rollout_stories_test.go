@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
@@ -72,6 +73,20 @@ func (s *story) pods(ctx context.Context) map[string]int {
 	for _, p := range list.Items {
 		if p.DeletionTimestamp == nil && podReady(p) {
 			out[envValue(p.Spec.Containers[0], "VERSION")]++
+		}
+	}
+	return out
+}
+
+// podsOf lists the app's live pods of a version, ready or not.
+func (s *story) podsOf(ctx context.Context, version string) []corev1.Pod {
+	GinkgoHelper()
+	list, err := kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + appName})
+	Expect(err).NotTo(HaveOccurred())
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil && envValue(p.Spec.Containers[0], "VERSION") == version {
+			out = append(out, p)
 		}
 	}
 	return out
@@ -311,6 +326,50 @@ var _ = Describe("Rollout stories", func() {
 		s.waitPods(ctx, map[string]int{"v2": 4})
 		Expect(s.succeeded(ctx)).To(Equal("True/Success"))
 		s.expectReleased(ctx)
+	})
+
+	It("sizes percentage batches by the workload's current replicas when it scales mid-release", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 4)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 50%\n  - replicas: 100%")
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		s.waitPods(ctx, map[string]int{"v1": 2, "v2": 2})
+		By("scaling to 8 through the scale subresource, as an HPA does")
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			scale, err := kube.AppsV1().Deployments(s.ns).GetScale(ctx, appName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			scale.Spec.Replicas = 8
+			_, err = kube.AppsV1().Deployments(s.ns).UpdateScale(ctx, appName, scale, metav1.UpdateOptions{})
+			return err
+		})).To(Succeed())
+		s.waitPods(ctx, map[string]int{"v1": 4, "v2": 4})
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		s.approve(ctx)
+		s.waitPhase(ctx, "Healthy")
+		s.waitPods(ctx, map[string]int{"v2": 8})
+	})
+
+	It("lets failureThreshold excuse pods that do not become ready", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 4)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "canary:\n  enableExtraWorkloadForCanary: true\n  failureThreshold: 50%\n  steps:\n  - replicas: 2\n  - replicas: 100%")
+		By("releasing a version whose pods wait on a readiness gate")
+		patch := `{"spec":{"template":{"spec":{"readinessGates":[{"conditionType":"example.com/warm"}],` +
+			`"containers":[{"name":"app","env":[{"name":"VERSION","value":"v2"}]}]}}}}`
+		_, err := kube.AppsV1().Deployments(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() int { return len(s.podsOf(ctx, "v2")) }).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(2))
+		Consistently(func() string { return s.step(ctx) }).WithContext(ctx).WithTimeout(3*time.Second).
+			Should(Equal("Progressing 1/StepUpgrade"), "no new pod is ready, and the threshold never excuses them all")
+		By("one of the two new pods becoming ready")
+		pod := s.podsOf(ctx, "v2")[0]
+		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: "example.com/warm", Status: corev1.ConditionTrue})
+		_, err = kube.CoreV1().Pods(s.ns).UpdateStatus(ctx, &pod, metav1.UpdateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		s.waitStep(ctx, "Progressing 1/StepPaused")
 	})
 
 	It("jumps to the step written to nextStepIndex", func(ctx SpecContext) {

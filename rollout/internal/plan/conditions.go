@@ -18,14 +18,15 @@ const (
 
 // Reasons of the kstatus conditions.
 const (
-	ReasonCompleted        = "Completed"
-	ReasonProgressing      = "Progressing"
-	ReasonAwaitingApproval = "AwaitingApproval"
-	ReasonPaused           = "Paused"
-	ReasonWorkloadNotFound = "WorkloadNotFound"
-	ReasonDisabled         = "Disabled"
-	ReasonTerminating      = "Terminating"
-	ReasonInvalid          = "InvalidSpec"
+	ReasonCompleted          = "Completed"
+	ReasonProgressing        = "Progressing"
+	ReasonAwaitingApproval   = "AwaitingApproval"
+	ReasonPaused             = "Paused"
+	ReasonWorkloadNotFound   = "WorkloadNotFound"
+	ReasonDisabled           = "Disabled"
+	ReasonTerminating        = "Terminating"
+	ReasonInvalid            = "InvalidSpec"
+	ReasonTrafficUnavailable = "TrafficRoutingUnavailable"
 )
 
 // Health is how a Rollout stands, as kstatus should see it.

@@ -237,3 +237,22 @@ func FuzzAdvance(f *testing.F) {
 		_ = StepMessage(res.Status, steps)
 	})
 }
+
+func TestTrafficUnavailableStalls(t *testing.T) {
+	s := newSim(t, replicas("1"), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	w := RolloutWorld{Now: t0, Generation: 1, Spec: s.spec, Workload: s.workload, TrafficUnavailable: true,
+		Batch: &BatchObs{ReadyStep: 1}}
+	st := PlanRollout(s.status, w).Status
+	d := PlanRollout(st, w)
+	if got := d.Status.GetSubStatus().CurrentStepState; got != rolloutsv1beta1.CanaryStepStateTrafficRouting {
+		t.Fatalf("state = %s, want StepTrafficRouting", got)
+	}
+	if c := GetCondition(d.Status.Conditions, ConditionStalled); c == nil || c.Reason != ReasonTrafficUnavailable {
+		t.Errorf("Stalled = %+v, want reason %s", c, ReasonTrafficUnavailable)
+	}
+	if d.Status.Message != MsgTrafficUnavailable {
+		t.Errorf("message = %q", d.Status.Message)
+	}
+}

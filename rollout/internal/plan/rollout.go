@@ -11,15 +11,16 @@ import (
 
 // Messages upstream clients and users know.
 const (
-	MsgWorkloadNotFound  = "Workload Not Found"
-	MsgHealthy           = "workload deployment is completed"
-	MsgPaused            = "Rollout has been paused, you can resume it by kube-cli"
-	MsgDisabling         = "Disabling rollout, release resources"
-	MsgDisabled          = "Rollout is disabled"
-	MsgTerminating       = "Rollout is in terminating"
-	MsgCompleted         = "Rollout progressing has been completed"
-	MsgFinalising        = "Rollout is finalising"
-	MsgContinuousRelease = "new version detected during a release; restarting from the first step"
+	MsgWorkloadNotFound   = "Workload Not Found"
+	MsgHealthy            = "workload deployment is completed"
+	MsgPaused             = "Rollout has been paused, you can resume it by kube-cli"
+	MsgDisabling          = "Disabling rollout, release resources"
+	MsgDisabled           = "Rollout is disabled"
+	MsgTerminating        = "Rollout is in terminating"
+	MsgCompleted          = "Rollout progressing has been completed"
+	MsgFinalising         = "Rollout is finalising"
+	MsgContinuousRelease  = "new version detected during a release; restarting from the first step"
+	MsgTrafficUnavailable = "the step routes traffic, but this manager runs no traffic routing provider"
 	// MsgBlueGreenContinuous keeps upstream's advice.
 	MsgBlueGreenContinuous = "new version detected during a blue-green release, which does not support continuous release; please rollback first"
 )
@@ -60,6 +61,8 @@ type RolloutWorld struct {
 	NoTraffic bool
 	// KeepPausedOnDelete leaves the workload frozen when the Rollout is deleted mid-release.
 	KeepPausedOnDelete bool
+	// TrafficUnavailable: the Rollout routes traffic but no traffic provider runs in this manager.
+	TrafficUnavailable bool
 }
 
 // RolloutDecision is what the controller applies: the status, the BatchRelease it wants, and side effects.
@@ -316,6 +319,10 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 	d.Status.Message = StepMessage(*sub, steps)
 	if res.AwaitingApproval {
 		d.Health = Health{Stalled: true, Reason: ReasonAwaitingApproval, Message: d.Status.Message}
+	}
+	if w.TrafficUnavailable && sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateTrafficRouting {
+		d.Status.Message = MsgTrafficUnavailable
+		d.Health = Health{Stalled: true, Reason: ReasonTrafficUnavailable, Message: MsgTrafficUnavailable}
 	}
 	if sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted {
 		setProgressing(d, rolloutsv1beta1.ProgressingReasonFinalising, MsgFinalising, w.Now)

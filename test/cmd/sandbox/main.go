@@ -70,8 +70,11 @@ Manager: log %s, metrics http://%s/metrics, probes http://%s/readyz
 Things to try:
   kubectl get crd | grep kruise.io
   kubectl create deployment web --image=nginx:1.27 --replicas=3 && kubectl get pods -o wide
-  kubectl apply -f docs/examples/rollout-v1alpha1.yaml
-  kubectl get rollouts.v1beta1.rollouts.kruise.io rollouts-demo -o yaml   # served by the conversion webhook
+  kubectl apply -f docs/examples/rollout-batches.yaml && kubectl get rollout rollout
+  kubectl set env deployment/workload VERSION=version-2 && kubectl get rollout rollout   # step 1: one new pod
+  kubectl patch rollout rollout --subresource=status --type=merge -p '{"status":{"canaryStatus":{"currentStepState":"StepReady"}}}'
+  kubectl get rollouts.v1beta1.rollouts.kruise.io rollout -o yaml   # v1beta1, served by the conversion webhook
+  (docs/rollout.md walks through the rest)
 
 Press Ctrl-C to stop everything.
 `, c.KubeconfigPath(), kubectl, m.LogPath, m.MetricsAddr, m.ProbeAddr)

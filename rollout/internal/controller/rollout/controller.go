@@ -132,6 +132,8 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 		Deleting:           !ro.DeletionTimestamp.IsZero(),
 		NoTraffic:          len(ro.Spec.Strategy.GetTrafficRoutings()) == 0,
 		KeepPausedOnDelete: r.KeepPausedOnDelete,
+		// No traffic provider is wired into the engine yet: a Rollout that routes traffic says so and waits.
+		TrafficUnavailable: len(ro.Spec.Strategy.GetTrafficRoutings()) > 0,
 	}}
 	info, err := r.readWorkload(ctx, ro)
 	if err != nil {
