@@ -183,9 +183,11 @@ func partitionFinalized(d *appsv1.Deployment, t Target) (*appsv1.Deployment, err
 	if !partitionReleasedBy(d, t.Owner) {
 		return d, nil
 	}
+	// A malformed saved strategy must not keep the Deployment frozen for ever: it is released with the
+	// Deployment defaults instead.
 	s, ok, err := DeploymentStrategyFrom(d.Annotations)
 	if err != nil {
-		return nil, err
+		s, ok = rolloutsv1beta1.DeploymentStrategy{}, true
 	}
 	want := d.DeepCopy()
 	want.Spec.Paused = t.Plan.BatchPartition != nil && t.KeepPausedOnCancel

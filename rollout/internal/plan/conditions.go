@@ -27,6 +27,7 @@ const (
 	ReasonTerminating        = "Terminating"
 	ReasonInvalid            = "InvalidSpec"
 	ReasonTrafficUnavailable = "TrafficRoutingUnavailable"
+	ReasonBatchReleaseFailed = "BatchReleaseFailed"
 )
 
 // Health is how a Rollout stands, as kstatus should see it.

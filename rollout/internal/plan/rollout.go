@@ -46,6 +46,8 @@ type BatchObs struct {
 	ReadyStep int32
 	// Completed: the BatchRelease finished finalizing the plan the Rollout wants.
 	Completed bool
+	// Failure is why the BatchRelease cannot move its workload, if it cannot.
+	Failure string
 }
 
 // RolloutWorld is everything the Rollout planner reads.
@@ -319,6 +321,11 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 	d.Status.Message = StepMessage(*sub, steps)
 	if res.AwaitingApproval {
 		d.Health = Health{Stalled: true, Reason: ReasonAwaitingApproval, Message: d.Status.Message}
+	}
+	if w.Batch != nil && w.Batch.Failure != "" {
+		msg := "the BatchRelease cannot move the workload: " + w.Batch.Failure
+		d.Status.Message = msg
+		d.Health = Health{Stalled: true, Reason: ReasonBatchReleaseFailed, Message: msg}
 	}
 	if w.TrafficUnavailable && sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateTrafficRouting {
 		d.Status.Message = MsgTrafficUnavailable

@@ -86,7 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	d, err := r.decide(ctx, br, ctl)
 	if err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, r.fail(ctx, br, "Read", err)
 	}
 	if err := r.apply(ctx, br, ctl, &d); err != nil {
 		return retryConflicts(reconcile.Result{}, err)
@@ -166,9 +166,9 @@ func (r *Reconciler) view(ctx context.Context, br *rolloutsv1beta1.BatchRelease,
 // apply makes the decision's workload change, then writes status and events.
 func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease, ctl control.WorkloadControl, d *plan.BatchDecision) error {
 	if err := r.act(ctx, ctl, d); err != nil {
-		r.Recorder.Eventf(br, nil, corev1.EventTypeWarning, "ReconcileFailed", string(d.Action), "%v", err)
-		return err
+		return r.fail(ctx, br, string(d.Action), err)
 	}
+	d.Status.Conditions = plan.RemoveCondition(d.Status.Conditions, plan.ConditionStalled)
 	if d.Event != "" {
 		r.Recorder.Eventf(br, nil, corev1.EventTypeNormal, "Progressing", string(d.Action), "%s", d.Event)
 	}
@@ -176,6 +176,23 @@ func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease
 		return err
 	}
 	return r.releaseFinalizer(ctx, br, d.Status)
+}
+
+// ReasonWorkloadControlFailed is the reason of the Stalled condition a BatchRelease carries while its
+// workload cannot be read or changed (a malformed annotation, a refused patch).
+const ReasonWorkloadControlFailed = "WorkloadControlFailed"
+
+// fail reports a workload control error as a Warning event and a Stalled condition, then returns it so the
+// reconcile is retried with backoff.
+func (r *Reconciler) fail(ctx context.Context, br *rolloutsv1beta1.BatchRelease, action string, err error) error {
+	r.Recorder.Eventf(br, nil, corev1.EventTypeWarning, "ReconcileFailed", action, "%v", err)
+	st := br.Status.DeepCopy()
+	cond := plan.NewCondition(plan.ConditionStalled, corev1.ConditionTrue, ReasonWorkloadControlFailed, err.Error())
+	st.Conditions = plan.SetCondition(st.Conditions, cond, r.Clock.Now())
+	if perr := r.patchStatus(ctx, br, *st); perr != nil {
+		return errors.Join(err, perr)
+	}
+	return err
 }
 
 func (r *Reconciler) act(ctx context.Context, ctl control.WorkloadControl, d *plan.BatchDecision) error {

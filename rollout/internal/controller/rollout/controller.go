@@ -192,6 +192,9 @@ func (r *Reconciler) readBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout)
 // never advances a step.
 func batchObs(br *rolloutsv1beta1.BatchRelease) *plan.BatchObs {
 	obs := &plan.BatchObs{}
+	if c := plan.GetCondition(br.Status.Conditions, plan.ConditionStalled); c != nil && c.Status == corev1.ConditionTrue {
+		obs.Failure = c.Message
+	}
 	if br.Status.ObservedGeneration != br.Generation ||
 		br.Status.ObservedReleasePlanHash != plan.ReleasePlanHash(br.Spec.ReleasePlan) {
 		return obs

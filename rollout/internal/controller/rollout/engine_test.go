@@ -377,3 +377,111 @@ func expectEvent(t *testing.T, c client.Client, ns, note string) {
 		return false, strings.Join(notes, "; ")
 	})
 }
+
+// A malformed deployment-strategy annotation stalls the release with an event and conditions that say why,
+// and deleting the Rollout still releases the Deployment.
+func TestMalformedAnnotationStallsAndReleases(t *testing.T) {
+	c := startEngine(t)
+	ns := namespace(t, c)
+	ctx := context.Background()
+	d := deployment(ns)
+	if err := c.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	ro := canaryRollout(ns, "1", "50%", "100%")
+	ro.Spec.WorkloadRef = rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+	if err := c.Create(ctx, ro); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Healthy", func() (bool, string) {
+		ro := getRollout(t, c, ns)
+		return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy, describe(ro)
+	})
+	freezeDeployment(t, c, ns)
+	eventually(t, "strategy annotation written", func() (bool, string) {
+		return getDeploymentObj(t, c, ns).Annotations[rolloutsv1beta1.DeploymentStrategyAnnotation] != "", describeBatch(c, ns)
+	})
+	patchMeta(t, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}},
+		`{"metadata":{"annotations":{"rollouts.kruise.io/deployment-strategy":"{not json"}}}`)
+	jump := &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
+	if err := c.Status().Patch(ctx, jump, client.RawPatch("application/merge-patch+json", []byte(`{"status":{"canaryStatus":{"nextStepIndex":3}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Rollout stalled by the BatchRelease", func() (bool, string) {
+		ro := getRollout(t, c, ns)
+		return condition(ro, plan.ConditionStalled) == "True/"+plan.ReasonBatchReleaseFailed &&
+			strings.Contains(ro.Status.Message, rolloutsv1beta1.DeploymentStrategyAnnotation), describe(ro) + "; " + describeBatch(c, ns)
+	})
+	expectWarning(t, c, ns, "ReconcileFailed")
+
+	if err := c.Delete(ctx, getRollout(t, c, ns)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Deployment released", func() (bool, string) {
+		d := getDeploymentObj(t, c, ns)
+		_, marked := d.Annotations[rolloutsv1beta1.DeploymentStrategyAnnotation]
+		return !d.Spec.Paused && d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType && !marked,
+			fmt.Sprintf("paused=%v strategy=%s annotations=%v", d.Spec.Paused, d.Spec.Strategy.Type, d.Annotations)
+	})
+}
+
+func deployment(ns string) *appsv1.Deployment {
+	sts := statefulSet(ns, 4)
+	return &appsv1.Deployment{
+		ObjectMeta: sts.ObjectMeta,
+		Spec:       appsv1.DeploymentSpec{Replicas: sts.Spec.Replicas, Selector: sts.Spec.Selector, Template: sts.Spec.Template},
+	}
+}
+
+// freezeDeployment changes the image and freezes the Deployment the way the workload webhook does.
+func freezeDeployment(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	d := getDeploymentObj(t, c, ns)
+	stable := ""
+	rss := &appsv1.ReplicaSetList{}
+	if err := c.List(context.Background(), rss, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range rss.Items {
+		stable = rs.Labels["pod-template-hash"]
+	}
+	d.Labels = map[string]string{rolloutsv1beta1.DeploymentStableRevisionLabel: stable}
+	d.Annotations = map[string]string{rolloutsv1beta1.InProgressingAnnotation: `{"rolloutName":"web"}`}
+	d.Spec.Paused = true
+	d.Spec.Template.Spec.Containers[0].Image = "example.com/web:v2"
+	if err := c.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func getDeploymentObj(t *testing.T, c client.Client, ns string) *appsv1.Deployment {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func patchMeta(t *testing.T, c client.Client, obj client.Object, patch string) {
+	t.Helper()
+	if err := c.Patch(context.Background(), obj, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func expectWarning(t *testing.T, c client.Client, ns, reason string) {
+	t.Helper()
+	eventually(t, "warning "+reason, func() (bool, string) {
+		list := &eventsv1.EventList{}
+		if err := c.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		for _, e := range list.Items {
+			if e.Reason == reason && e.Type == corev1.EventTypeWarning {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d events", len(list.Items))
+	})
+}

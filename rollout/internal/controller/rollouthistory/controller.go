@@ -57,8 +57,14 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get
 // +kubebuilder:rbac:groups=apps;apps.kruise.io,resources=deployments;statefulsets;daemonsets;clonesets,verbs=get
 
-// SetupWithManager registers the controller.
+// SetupWithManager registers the controller; a nil Reader or Recorder is taken from the manager.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
+	if r.Reader == nil {
+		r.Reader = mgr.GetAPIReader()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(ControllerName)
+	}
 	return builder.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&rolloutsv1beta1.Rollout{}).

@@ -1,0 +1,190 @@
+package rollouthistory_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/batchrelease"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/deployment"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/rollout"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/rollouthistory"
+	"github.com/flotilla-dev/flotilla/test/cluster"
+)
+
+// cfg is nil when the tests run with -short: no control plane, pure tests only.
+var cfg *rest.Config
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	// FLOTILLA_TEST_LOG=1 shows the controllers' logs.
+	log := logr.Discard()
+	if os.Getenv("FLOTILLA_TEST_LOG") != "" {
+		log = zap.New(zap.WriteTo(os.Stderr))
+	}
+	ctrl.SetLogger(log)
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	opts := cluster.Options{
+		CRDDirs:           []string{filepath.Join(root, "charts/flotilla/crds")},
+		ControllerManager: true,
+		Controllers:       []string{"deployment-controller", "replicaset-controller", "serviceaccount-controller"},
+		Scheduler:         true, Nodes: 2,
+	}
+	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { cfg = c.Config() }))
+}
+
+func newScheme(t *testing.T) *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rolloutsv1beta1.AddToScheme, rolloutsv1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// startEngine runs the Rollout, BatchRelease, Advanced Deployment and RolloutHistory controllers in-process
+// until the test ends, and returns a direct client.
+func startEngine(t *testing.T) client.Client {
+	t.Helper()
+	if cfg == nil {
+		t.Skip("no control plane in -short mode")
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: newScheme(t), Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	controls := control.NewRegistry()
+	if err := control.RegisterNative(controls, true); err != nil {
+		t.Fatal(err)
+	}
+	ro := &rollout.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(rollout.ControllerName)}
+	br := &batchrelease.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(batchrelease.ControllerName)}
+	rh := &rollouthistory.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(rollouthistory.ControllerName)}
+	for _, setup := range []func(ctrl.Manager) error{ro.SetupWithManager, br.SetupWithManager, deployment.SetupWithManager, rh.SetupWithManager} {
+		if err := setup(mgr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	c, err := client.New(cfg, client.Options{Scheme: newScheme(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func namespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "history-"}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	last := ""
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 90*time.Second, true,
+		func(context.Context) (bool, error) {
+			ok, msg := cond()
+			last = msg
+			return ok, nil
+		})
+	if err != nil {
+		t.Fatalf("%s: not reached; last: %s", what, last)
+	}
+}
+
+// getWeb reads the object named "web" of the test namespace.
+func getWeb(t *testing.T, c client.Client, ns string, obj client.Object) {
+	t.Helper()
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func describe(ro *rolloutsv1beta1.Rollout) string {
+	sub := ro.Status.GetSubStatus()
+	if sub == nil {
+		return fmt.Sprintf("phase=%s msg=%q", ro.Status.Phase, ro.Status.Message)
+	}
+	return fmt.Sprintf("phase=%s step=%d state=%s id=%s msg=%q", ro.Status.Phase, sub.CurrentStepIndex, sub.CurrentStepState, sub.ObservedRolloutID, ro.Status.Message)
+}
+
+// waitDeployment waits until every pod of the Deployment runs its latest template and is ready.
+func waitDeployment(t *testing.T, c client.Client, ns string) *appsv1.Deployment {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	eventually(t, "deployment rolled out", func() (bool, string) {
+		getWeb(t, c, ns, d)
+		s := d.Status
+		return s.ObservedGeneration == d.Generation && s.UpdatedReplicas == *d.Spec.Replicas && s.ReadyReplicas == *d.Spec.Replicas && s.Replicas == *d.Spec.Replicas,
+			fmt.Sprintf("generation=%d observed=%d replicas=%d updated=%d ready=%d", d.Generation, s.ObservedGeneration, s.Replicas, s.UpdatedReplicas, s.ReadyReplicas)
+	})
+	return d
+}
+
+// waitSettled waits until the Rollout reports the (first or just finished) release completed.
+func waitSettled(t *testing.T, c client.Client, ns string) *rolloutsv1beta1.Rollout {
+	t.Helper()
+	ro := &rolloutsv1beta1.Rollout{}
+	eventually(t, "rollout healthy", func() (bool, string) {
+		getWeb(t, c, ns, ro)
+		sub := ro.Status.GetSubStatus()
+		return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && sub != nil && sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted &&
+			ro.Status.ObservedGeneration == ro.Generation, describe(ro)
+	})
+	return ro
+}
+
+func histories(t *testing.T, c client.Client, ns string) []rolloutsv1alpha1.RolloutHistory {
+	t.Helper()
+	list := &rolloutsv1alpha1.RolloutHistoryList{}
+	if err := c.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
