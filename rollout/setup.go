@@ -17,6 +17,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/deployment"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/nativedaemonset"
 	rolloutcontroller "github.com/flotilla-dev/flotilla/rollout/internal/controller/rollout"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/rollouthistory"
 	"github.com/flotilla-dev/flotilla/rollout/module"
 	"github.com/flotilla-dev/flotilla/webhooks"
 )
@@ -46,6 +47,7 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 const (
 	gateAdvancedDeployment         = "AdvancedDeployment"
 	gateKeepWorkloadPausedOnDelete = "KeepWorkloadPausedOnRolloutDeletion"
+	gateRolloutHistory             = "RolloutHistory"
 )
 
 func setupControllers(mgr manager.Manager, opts module.Options) error {
@@ -61,6 +63,13 @@ func setupControllers(mgr manager.Manager, opts module.Options) error {
 	setups := []func(manager.Manager) error{rollouts.SetupWithManager, batches.SetupWithManager, nativedaemonset.SetupWithManager}
 	if opts.Features[gateAdvancedDeployment] {
 		setups = append(setups, deployment.SetupWithManager)
+	}
+	if opts.Features[gateRolloutHistory] {
+		histories := &rollouthistory.Reconciler{
+			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+			Recorder: mgr.GetEventRecorder(rollouthistory.ControllerName),
+		}
+		setups = append(setups, histories.SetupWithManager)
 	}
 	for _, setup := range setups {
 		if err := setup(mgr); err != nil {
