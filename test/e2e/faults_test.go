@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/flotilla-dev/flotilla/test/e2e/framework"
 )
@@ -32,6 +33,20 @@ var _ = Describe("Manager faults", Serial, Ordered, func() {
 		m, err := startManager(ctx, GinkgoT().TempDir(), binary)
 		failOnError(err, "restarting the suite's manager")
 		manager = m
+	})
+
+	// The mutating webhooks select only workloads a Rollout labelled, so with the manager down (its webhook
+	// endpoint refusing connections, failurePolicy Fail) everything else still updates.
+	It("does not block unrelated workloads while the manager is down", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 2)
+		s.waitPods(ctx, map[string]int{"v1": 2})
+		s.setVersion(ctx, "v2")
+		s.waitPods(ctx, map[string]int{"v2": 2})
+
+		By("a workload a Rollout labelled is refused, which shows the webhook is still configured")
+		patch := []byte(`{"metadata":{"labels":{"rollouts.kruise.io/workload-type":"deployment"}}}`)
+		_, err := kube.AppsV1().Deployments(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		Expect(err).To(MatchError(ContainSubstring("failed calling webhook")))
 	})
 
 	// A release with pause.duration 0 runs by itself; the manager is SIGKILLed at random moments and
