@@ -42,21 +42,33 @@ type Health struct {
 
 // KStatusConditions sets Ready, and Reconciling or Stalled when true, onto conds; conditions of other types
 // are kept as they are. An abnormal condition that is no longer true is removed, as kstatus expects.
+// A condition of one of these types written by another tool (its reason is not one of ours) is left exactly
+// as it is: third-party gates already write Stalled into Rollout status.
 func KStatusConditions(conds []rolloutsv1beta1.RolloutCondition, h Health, now time.Time) []rolloutsv1beta1.RolloutCondition {
 	ready := corev1.ConditionFalse
 	if !h.Stalled && !h.Reconciling {
 		ready = corev1.ConditionTrue
 	}
-	conds = SetCondition(conds, NewCondition(ConditionReady, ready, h.Reason, h.Message), now)
-	conds = setOrRemove(conds, ConditionReconciling, h.Reconciling, h, now)
-	return setOrRemove(conds, ConditionStalled, h.Stalled, h, now)
+	conds = setOrRemove(conds, ConditionReady, true, NewCondition(ConditionReady, ready, h.Reason, h.Message), now)
+	conds = setOrRemove(conds, ConditionReconciling, h.Reconciling, NewCondition(ConditionReconciling, corev1.ConditionTrue, h.Reason, h.Message), now)
+	return setOrRemove(conds, ConditionStalled, h.Stalled, NewCondition(ConditionStalled, corev1.ConditionTrue, h.Reason, h.Message), now)
 }
 
-func setOrRemove(conds []rolloutsv1beta1.RolloutCondition, t rolloutsv1beta1.RolloutConditionType, on bool, h Health, now time.Time) []rolloutsv1beta1.RolloutCondition {
+func setOrRemove(conds []rolloutsv1beta1.RolloutCondition, t rolloutsv1beta1.RolloutConditionType, on bool, c rolloutsv1beta1.RolloutCondition, now time.Time) []rolloutsv1beta1.RolloutCondition {
+	if old := GetCondition(conds, t); old != nil && !ownReasons[old.Reason] {
+		return conds
+	}
 	if !on {
 		return RemoveCondition(conds, t)
 	}
-	return SetCondition(conds, NewCondition(t, corev1.ConditionTrue, h.Reason, h.Message), now)
+	return SetCondition(conds, c, now)
+}
+
+// ownReasons are the reasons Flotilla writes on its kstatus conditions.
+var ownReasons = map[string]bool{
+	ReasonCompleted: true, ReasonProgressing: true, ReasonAwaitingApproval: true, ReasonPaused: true,
+	ReasonWorkloadNotFound: true, ReasonDisabled: true, ReasonTerminating: true, ReasonInvalid: true,
+	ReasonTrafficUnavailable: true, ReasonBatchReleaseFailed: true, "": true,
 }
 
 // NewCondition builds a condition without timestamps; SetCondition stamps them.

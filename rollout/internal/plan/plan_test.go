@@ -122,13 +122,19 @@ func TestKStatusConditionsKeepForeignOnes(t *testing.T) {
 	if GetCondition(conds, "example.com/Gate") == nil {
 		t.Fatal("a foreign condition was dropped")
 	}
-	conds = append(conds, foreign)
 	conds = KStatusConditions(conds, Health{Stalled: true, Reason: ReasonAwaitingApproval}, t0.Add(time.Minute))
 	if c := GetCondition(conds, ConditionStalled); c == nil || c.Reason != ReasonAwaitingApproval {
 		t.Fatalf("Stalled = %+v", c)
 	}
 	if GetCondition(conds, ConditionReconciling) != nil {
 		t.Error("Reconciling must be removed while stalled")
+	}
+	withForeign := append(RemoveCondition(conds, ConditionStalled), foreign)
+	for _, h := range []Health{{Stalled: true, Reason: ReasonAwaitingApproval}, {Reconciling: true, Reason: ReasonProgressing}, {Reason: ReasonCompleted}} {
+		got := KStatusConditions(withForeign, h, t0.Add(2*time.Minute))
+		if c := GetCondition(got, ConditionStalled); c == nil || *c != foreign {
+			t.Errorf("health %+v: a foreign Stalled condition became %+v", h, c)
+		}
 	}
 	ready := GetCondition(conds, ConditionReady)
 	again := KStatusConditions(conds, Health{Stalled: true, Reason: ReasonAwaitingApproval}, t0.Add(time.Hour))

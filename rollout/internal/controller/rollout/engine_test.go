@@ -297,9 +297,11 @@ func TestMultiBatchWithApprovals(t *testing.T) {
 		t.Errorf("partition after batch 1 = %v, want 3", p)
 	}
 
+	addForeignConditions(t, c, ns)
 	approve(t, c, ns)
-	waitPaused(t, c, ns, 2)
+	ro = waitPaused(t, c, ns, 2)
 	waitUpdated(t, c, ns, 2)
+	expectForeignConditions(t, ro)
 
 	approve(t, c, ns)
 	eventually(t, "release completed", func() (bool, string) {
@@ -314,6 +316,7 @@ func TestMultiBatchWithApprovals(t *testing.T) {
 	if _, ok := sts.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation]; ok {
 		t.Error("control-info annotation left on the workload")
 	}
+	expectForeignConditions(t, getRollout(t, c, ns))
 	eventually(t, "BatchRelease deleted", func() (bool, string) {
 		err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, &rolloutsv1beta1.BatchRelease{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
@@ -484,4 +487,27 @@ func expectWarning(t *testing.T, c client.Client, ns, reason string) {
 		}
 		return false, fmt.Sprintf("%d events", len(list.Items))
 	})
+}
+
+// addForeignConditions writes conditions the way a third-party gate does: its own Stalled, and a type of its own.
+func addForeignConditions(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	ro := getRollout(t, c, ns)
+	conds := plan.RemoveCondition(ro.Status.Conditions, plan.ConditionStalled)
+	ro.Status.Conditions = append(conds,
+		rolloutsv1beta1.RolloutCondition{Type: plan.ConditionStalled, Status: corev1.ConditionFalse, Reason: "GateOpen", Message: "external gate"},
+		rolloutsv1beta1.RolloutCondition{Type: "example.com/Gate", Status: corev1.ConditionTrue, Reason: "Open", Message: "external gate"})
+	if err := c.Status().Update(context.Background(), ro); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func expectForeignConditions(t *testing.T, ro *rolloutsv1beta1.Rollout) {
+	t.Helper()
+	if got := condition(ro, plan.ConditionStalled); got != "False/GateOpen" {
+		t.Errorf("foreign Stalled condition = %q", got)
+	}
+	if got := condition(ro, "example.com/Gate"); got != "True/Open" {
+		t.Errorf("foreign condition = %q", got)
+	}
 }
