@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/yaml"
 )
 
@@ -364,6 +365,11 @@ var _ = Describe("Rollout stories", func() {
 		Eventually(func() int { return len(s.podsOf(ctx, "v2")) }).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(2))
 		Consistently(func() string { return s.step(ctx) }).WithContext(ctx).WithTimeout(3*time.Second).
 			Should(Equal("Progressing 1/StepUpgrade"), "no new pod is ready, and the threshold never excuses them all")
+		obj, err := dyn.Resource(rolloutsV1beta1).Namespace(s.ns).Get(ctx, appName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		res, err := kstatus.Compute(obj)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Status).To(Equal(kstatus.InProgressStatus), "kstatus sees a rolling Rollout as in progress")
 		By("one of the two new pods becoming ready")
 		pod := s.podsOf(ctx, "v2")[0]
 		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: "example.com/warm", Status: corev1.ConditionTrue})

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 )
 
 var (
@@ -63,6 +64,16 @@ func waitRollout(ctx context.Context, ns string, want rolloutState) {
 }
 
 // approveRollout sends the status patch `kubectl kruise rollout approve` sends.
+// kstatusOf computes what Flux and Helm's --wait see for the seed Rollout.
+func kstatusOf(ctx context.Context, ns string) kstatus.Status {
+	GinkgoHelper()
+	obj, err := dyn.Resource(rolloutsV1alpha1).Namespace(ns).Get(ctx, seedRollout, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	res, err := kstatus.Compute(obj)
+	Expect(err).NotTo(HaveOccurred())
+	return res.Status
+}
+
 func approveRollout(ctx context.Context, ns, name string) {
 	GinkgoHelper()
 	patch := []byte(`{"status":{"canaryStatus":{"currentStepState":"StepReady"}}}`)
@@ -210,6 +221,7 @@ var _ = Describe("Rollout of a Deployment in batches", Ordered, func() {
 	It("reports Healthy and Completed for a new Rollout (seed: `kubectl get rollout`)", func(ctx SpecContext) {
 		waitRollout(ctx, ns, rolloutState{Phase: "Healthy", Step: 3, State: "Completed", Message: "workload deployment is completed"})
 		Expect(getDeployment(ctx, ns, "workload").Labels).To(HaveKeyWithValue("rollouts.kruise.io/workload-type", "deployment"))
+		Expect(kstatusOf(ctx, ns)).To(Equal(kstatus.CurrentStatus), "kstatus (Flux, Helm --wait) sees a settled Rollout as current")
 	})
 
 	It("upgrades one pod, then half, then all, each after an approval", func(ctx SpecContext) {
@@ -221,6 +233,7 @@ var _ = Describe("Rollout of a Deployment in batches", Ordered, func() {
 		waitPods(ctx, ns, podCounts{Updated: 1, Stable: 9, Ready: 10})
 		Expect(getDeployment(ctx, ns, "workload").Spec.Paused).To(BeTrue(), "the Deployment is frozen during the release")
 		expectRolloutEvent(ctx, ns, "upgrade step(1) canary pods with new versions done")
+		Expect(kstatusOf(ctx, ns)).To(Equal(kstatus.FailedStatus), "kstatus sees a Rollout waiting for approval as stalled")
 		Consistently(func() podCounts { return deploymentPods(ctx, ns, "version-2") }).
 			WithContext(ctx).WithTimeout(3*time.Second).WithPolling(poll).Should(Equal(podCounts{Updated: 1, Stable: 9, Ready: 10}),
 			"nothing moves without an approval")
@@ -236,6 +249,7 @@ var _ = Describe("Rollout of a Deployment in batches", Ordered, func() {
 		waitRollout(ctx, ns, rolloutState{Phase: "Healthy", Step: 3, State: "Completed", Message: "workload deployment is completed"})
 		waitPods(ctx, ns, podCounts{Updated: 10, Ready: 10})
 		Expect(avail.Lowest()).To(BeNumerically(">=", 8), "never more unavailable pods than maxUnavailable (25%% of 10) allows")
+		Expect(kstatusOf(ctx, ns)).To(Equal(kstatus.CurrentStatus))
 
 		d := getDeployment(ctx, ns, "workload")
 		Expect(d.Spec.Paused).To(BeFalse())
