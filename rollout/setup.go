@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/flotilla-dev/flotilla/rollout/admission"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -18,6 +19,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/nativedaemonset"
 	rolloutcontroller "github.com/flotilla-dev/flotilla/rollout/internal/controller/rollout"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/rollouthistory"
+	"github.com/flotilla-dev/flotilla/rollout/internal/metrics"
 	"github.com/flotilla-dev/flotilla/rollout/module"
 	"github.com/flotilla-dev/flotilla/webhooks"
 )
@@ -51,13 +53,17 @@ const (
 )
 
 func setupControllers(mgr manager.Manager, opts module.Options) error {
+	engineMetrics, err := metrics.NewEngine(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
 	rollouts := &rolloutcontroller.Reconciler{
-		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{},
+		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
 		Recorder:           mgr.GetEventRecorder(rolloutcontroller.ControllerName),
 		KeepPausedOnDelete: opts.Features[gateKeepWorkloadPausedOnDelete],
 	}
 	batches := &batchrelease.Reconciler{
-		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{},
+		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
 		Recorder: mgr.GetEventRecorder(batchrelease.ControllerName),
 	}
 	setups := []func(manager.Manager) error{rollouts.SetupWithManager, batches.SetupWithManager, nativedaemonset.SetupWithManager}

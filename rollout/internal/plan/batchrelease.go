@@ -51,6 +51,8 @@ type BatchDecision struct {
 	DesiredUpdated int32
 	RequeueAfter   time.Duration
 	Event          string
+	// BatchReady is true when the current batch became ready with this decision.
+	BatchReady bool
 }
 
 // PlanBatchRelease decides a BatchRelease's next move.
@@ -193,5 +195,6 @@ func verify(d BatchDecision, w BatchWorld) BatchDecision {
 	now := metav1.NewTime(w.Now.Truncate(time.Second))
 	cs.BatchReadyTime = &now
 	d.Event = "batch is ready"
+	d.BatchReady = true
 	return d
 }

@@ -81,6 +81,8 @@ type RolloutDecision struct {
 	Events          []string
 	RequeueAfter    time.Duration
 	Health          Health
+	// Finished is the finalise reason of a release that ended with this decision.
+	Finished string
 }
 
 // PlanRollout decides a Rollout's next move from its status and what the controller observed.
@@ -107,9 +109,13 @@ func planTerminating(d *RolloutDecision, w RolloutWorld) {
 	d.Status.Message = MsgTerminating
 	d.Health = Health{Reconciling: true, Reason: ReasonTerminating, Message: MsgTerminating}
 	setCond(d, rolloutsv1beta1.RolloutConditionTerminating, corev1.ConditionTrue, rolloutsv1beta1.TerminatingReasonInTerminating, MsgTerminating, w.Now)
-	if !releaseActive(w, d.Status) || finalise(d, w, rolloutsv1beta1.FinaliseReasonDelete) {
+	active := releaseActive(w, d.Status)
+	if !active || finalise(d, w, rolloutsv1beta1.FinaliseReasonDelete) {
 		setCond(d, rolloutsv1beta1.RolloutConditionTerminating, corev1.ConditionFalse, rolloutsv1beta1.TerminatingReasonCompleted, MsgTerminating, w.Now)
 		d.RemoveFinalizer = true
+		if active {
+			d.Finished = rolloutsv1beta1.FinaliseReasonDelete
+		}
 	}
 }
 
@@ -129,6 +135,9 @@ func planDisabled(d *RolloutDecision, w RolloutWorld) {
 		if !finalise(d, w, rolloutsv1beta1.FinaliseReasonDisabled) {
 			return
 		}
+	}
+	if d.Status.Phase == rolloutsv1beta1.RolloutPhaseDisabling {
+		d.Finished = rolloutsv1beta1.FinaliseReasonDisabled
 	}
 	d.Status.Phase = rolloutsv1beta1.RolloutPhaseDisabled
 	d.Status.Message = MsgDisabled
@@ -155,7 +164,11 @@ func planEnabled(d *RolloutDecision, w RolloutWorld) {
 	case rolloutsv1beta1.RolloutPhaseHealthy:
 		planHealthy(d, w)
 	default:
-		// "", Initial, Disabled, Disabling, Terminating (undeleted): settle as Healthy first.
+		// "", Initial, Disabled, Disabling, Terminating (undeleted): finish releasing what a disable started,
+		// then settle as Healthy.
+		if finalising(d.Status) && !finalise(d, w, rolloutsv1beta1.FinaliseReasonDisabled) {
+			return
+		}
 		becomeHealthy(d, w)
 		planHealthy(d, w)
 	}
@@ -360,6 +373,7 @@ func finishRelease(d *RolloutDecision, w RolloutWorld, reason string) {
 	setCond(d, rolloutsv1beta1.RolloutConditionSucceeded, succeeded, reason, MsgCompleted, w.Now)
 	setCond(d, rolloutsv1beta1.RolloutConditionProgressing, corev1.ConditionFalse, rolloutsv1beta1.ProgressingReasonCompleted, MsgCompleted, w.Now)
 	d.Events = append(d.Events, MsgCompleted)
+	d.Finished = reason
 	becomeHealthy(d, w)
 	d.Health = Health{Reason: ReasonCompleted, Message: MsgHealthy}
 }

@@ -86,6 +86,9 @@ func (s *sim) line(note string, d RolloutDecision) string {
 	if d.RemoveFinalizer {
 		br += " (finalizer removed)"
 	}
+	if d.Finished != "" {
+		br += " finished:" + d.Finished
+	}
 	return fmt.Sprintf("%-22s | %-11s | %-44s | %-24s | %s | %s | events=%q", note, st.Phase, step, br, health(st), st.Message, d.Events)
 }
 
@@ -193,6 +196,7 @@ func TestGoldenContinuousReleaseAndRollback(t *testing.T) {
 	s.reconcile("batch 1 ready")
 	s.release("v1")
 	s.reconcile("rolled back to v1")
+	s.reconcile("mark removed")
 	s.reconcile("workload released")
 	s.reconcile("batch release deleted")
 	s.golden("continuous-and-rollback")
@@ -221,14 +225,16 @@ func TestGoldenDisableAndDelete(t *testing.T) {
 	s.reconcile("v2 applied")
 	s.spec.Disabled = true
 	s.reconcile("disabled")
+	s.reconcile("mark removed")
 	s.reconcile("released")
-	s.reconcile("batch release deleted")
 	s.spec.Disabled = false
+	s.reconcile("enabled mid-finalising")
 	s.reconcile("enabled")
 	s.release("v3")
 	s.reconcile("v3 applied")
 	s.deleting = true
 	s.reconcile("deleted")
+	s.reconcile("mark removed")
 	s.reconcile("released")
 	s.reconcile("batch release deleted")
 	s.gone = true

@@ -24,6 +24,7 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/rollout/internal/metrics"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
 
@@ -36,6 +37,8 @@ type Reconciler struct {
 	Controls *control.Registry
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
+	// Metrics, when set, counts batches that became ready.
+	Metrics *metrics.Engine
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;update;patch
@@ -174,6 +177,9 @@ func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease
 	}
 	if err := r.patchStatus(ctx, br, d.Status); err != nil {
 		return err
+	}
+	if d.BatchReady {
+		r.Metrics.BatchReady()
 	}
 	return r.releaseFinalizer(ctx, br, d.Status)
 }

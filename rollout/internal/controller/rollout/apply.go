@@ -32,6 +32,7 @@ func (r *Reconciler) apply(ctx context.Context, ro *rolloutsv1beta1.Rollout, obs
 	for _, e := range d.Events {
 		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "Progressing", "Reconcile", "%s", e)
 	}
+	r.Metrics.ReleaseFinished(d.Finished)
 	if d.RemoveFinalizer {
 		return r.removeFinalizer(ctx, ro)
 	}

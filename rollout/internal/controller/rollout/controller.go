@@ -24,6 +24,7 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/rollout/internal/metrics"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
 
@@ -36,6 +37,8 @@ type Reconciler struct {
 	Controls *control.Registry
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
+	// Metrics, when set, counts finished releases.
+	Metrics *metrics.Engine
 	// KeepPausedOnDelete is the KeepWorkloadPausedOnRolloutDeletion gate: a Rollout deleted mid-release
 	// leaves its workload as the last batch made it.
 	KeepPausedOnDelete bool
