@@ -76,10 +76,7 @@ func (p *deploymentPartition) Finalize(ctx context.Context) (bool, error) {
 		}
 		return false, err
 	}
-	want, err := partitionFinalized(d, p.target)
-	if err != nil {
-		return false, err
-	}
+	want := partitionFinalized(d, p.target)
 	if err := p.patch(ctx, d, want, false); err != nil {
 		return false, err
 	}
@@ -179,9 +176,9 @@ func partitionUpgraded(d *appsv1.Deployment, desiredUpdated int32) (*appsv1.Depl
 // partitionFinalized is d released by the control: resumed (unless a cancelled release keeps it
 // paused) with its saved rolling update restored and every release marker removed. A Deployment another
 // release controls, or that carries no marker of a release, is left alone.
-func partitionFinalized(d *appsv1.Deployment, t Target) (*appsv1.Deployment, error) {
+func partitionFinalized(d *appsv1.Deployment, t Target) *appsv1.Deployment {
 	if !partitionReleasedBy(d, t.Owner) {
-		return d, nil
+		return d
 	}
 	// A malformed saved strategy must not keep the Deployment frozen for ever: it is released with the
 	// Deployment defaults instead.
@@ -203,7 +200,7 @@ func partitionFinalized(d *appsv1.Deployment, t Target) (*appsv1.Deployment, err
 	}
 	delete(want.Labels, rolloutsv1beta1.DeploymentStableRevisionLabel)
 	delete(want.Labels, rolloutsv1beta1.AdvancedDeploymentControlLabel)
-	return want, nil
+	return want
 }
 
 // partitionReleasedBy reports whether d still carries a marker of a partition-style release that is not

@@ -168,10 +168,7 @@ func TestPartitionMalformedAnnotations(t *testing.T) {
 		}
 	}
 	// Finalize still releases the Deployment, with the Deployment defaults, so it never stays frozen.
-	got, err := partitionFinalized(broken, Target{Owner: partitionOwner})
-	if err != nil {
-		t.Fatalf("Finalize: %v", err)
-	}
+	got := partitionFinalized(broken, Target{Owner: partitionOwner})
 	if got.Spec.Paused || got.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || got.Annotations[strategyKey] != "" {
 		t.Errorf("Finalize left paused=%v strategy=%s annotation=%q", got.Spec.Paused, got.Spec.Strategy.Type, got.Annotations[strategyKey])
 	}
@@ -202,10 +199,7 @@ func TestPartitionFinalized(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := partitionFinalized(tt.in, tt.t)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := partitionFinalized(tt.in, tt.t)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("finalized (-want +got):\n%s", diff)
 			}
