@@ -1,0 +1,289 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/test/cluster"
+)
+
+const (
+	releaseNamespace = "bench-rollout"
+	releaseReplicas  = 1000
+	// Populate names its Deployments app-0000, app-0001, ...: the first
+	// is the floor, the second is released by the Rollout of that name.
+	floorWorkload   = "app-0000"
+	releaseWorkload = "app-0001"
+	releaseRollout  = releaseWorkload
+	// releaseID is the rollout-id the change carries, so that the
+	// engine labels each pod with its batch.
+	releaseID = "v2"
+	// releaseSettle lets the manager's caches and kube-controller-manager
+	// go quiet before a run.
+	releaseSettle = 10 * time.Second
+	// releaseRunTimeout bounds one run, the floor's or the Rollout's.
+	releaseRunTimeout = 5 * time.Minute
+	// watchConnect gives the watches time to connect before the change,
+	// so that early events are stamped when they happen rather than when
+	// a late watch catches up.
+	watchConnect = time.Second
+	// Targets of the deployment-rollout issue.
+	releaseRatioTarget = 1.15
+	transitionTarget   = 50 * time.Millisecond
+	finalisingTarget   = 500 * time.Millisecond
+	stepWritesTarget   = 15
+	releaseRSSTarget   = 120 << 20
+)
+
+// releaseSteps are the Rollout's steps: the share of pods on the new
+// template once each is done.
+var releaseSteps = []string{"10%", "30%", "60%", "100%"}
+
+// releaseChange is the change both runs apply: a new pod template (an
+// environment variable) and a new rollout-id.
+var releaseChange = []byte(`{"metadata":{"annotations":{"` + rolloutsv1beta1.RolloutIDLabel + `":"` + releaseID + `"}},` +
+	`"spec":{"template":{"spec":{"containers":[{"name":"app","env":[{"name":"VERSION","value":"` + releaseID + `"}]}]}}}}`)
+
+var (
+	rolloutsResource      = rolloutsv1beta1.GroupVersion.WithResource("rollouts")
+	batchReleasesResource = rolloutsv1beta1.GroupVersion.WithResource("batchreleases")
+)
+
+// deploymentRollout releases a 1,000-replica Deployment through a
+// partition-style Rollout, next to the same change on a plain Deployment.
+func deploymentRollout() Scenario {
+	return Scenario{
+		Name: "deployment-rollout",
+		Description: fmt.Sprintf("a %d-replica Deployment released by a partition-style Rollout (steps %v, pause 0) "+
+			"against the same template change on a plain Deployment, in the same cluster", releaseReplicas, releaseSteps),
+		Cluster: cluster.Options{
+			// Room for both Deployments plus a 25% surge.
+			ControllerManager: true, Scheduler: true, Nodes: 25, PodsPerNode: 110,
+			Args: map[string][]string{
+				// Far above what either run sends, so that client-side
+				// throttling never paces the floor.
+				"kube-controller-manager": {"--kube-api-qps=1000", "--kube-api-burst=2000",
+					"--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10"},
+				"kube-scheduler": {"--kube-api-qps=1000", "--kube-api-burst=2000"},
+			},
+		},
+		Timeout: 15 * time.Minute,
+		Run:     runDeploymentRollout,
+	}
+}
+
+func runDeploymentRollout(ctx context.Context, env *Env, res *Result) error {
+	res.Cluster.Objects = map[string]int{"deployments": 2, "pods": 2 * releaseReplicas, "rollouts": 1}
+	dyn, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
+		return fmt.Errorf("creating a dynamic client: %w", err)
+	}
+	if err := setUpRelease(ctx, env, dyn, res); err != nil {
+		return err
+	}
+	kcm, err := env.ControllerManagerProc()
+	if err != nil {
+		return err
+	}
+	floor, err := runFloorChange(ctx, env, kcm)
+	if err != nil {
+		return err
+	}
+	return measureRelease(ctx, env, dyn, kcm, floor, res)
+}
+
+// measureRelease runs the Rollout's release and records its figures.
+func measureRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc, floor floorRun, res *Result) error {
+	if err := awaitPods(ctx, env, 2*releaseReplicas); err != nil {
+		return err
+	}
+	if err := sleep(ctx, releaseSettle); err != nil {
+		return err
+	}
+	run, err := runRelease(ctx, env, dyn, kcm)
+	res.Record(run.phase)
+	if err != nil {
+		return err
+	}
+	fig, err := analyseRelease(run.timeline, releaseTargets())
+	if err != nil {
+		return err
+	}
+	logRelease(env, fig, floor)
+	addReleaseMetrics(res, fig, floor, run.phase)
+	return verifyReleased(ctx, env, res)
+}
+
+// releaseTargets are the updated pods each step asks for.
+func releaseTargets() []int32 {
+	out := make([]int32, 0, len(releaseSteps))
+	for _, s := range releaseSteps {
+		v := intstr.FromString(s)
+		// The percentages are constants that parse; a failure would show as a zero step.
+		n, _ := intstr.GetScaledValueFromIntOrPercent(&v, releaseReplicas, true)
+		out = append(out, int32(n)) //nolint:gosec // <= releaseReplicas
+	}
+	return out
+}
+
+// setUpRelease creates both Deployments, starts the manager and puts the
+// Rollout in place, Healthy.
+func setUpRelease(ctx context.Context, env *Env, dyn dynamic.Interface, res *Result) error {
+	took, err := Populate(ctx, env, releaseNamespace, 2, releaseReplicas)
+	if err != nil {
+		return err
+	}
+	res.Add(Metric{Name: "pods Running and Ready", Unit: UnitSeconds, Value: took.Seconds(),
+		Note: fmt.Sprintf("setup: 2 Deployments of %d replicas", releaseReplicas)})
+	if err := env.StartManager(ctx); err != nil {
+		return err
+	}
+	if err := createRollout(ctx, dyn); err != nil {
+		return err
+	}
+	if err := waitRolloutHealthy(ctx, dyn); err != nil {
+		return err
+	}
+	return sleep(ctx, releaseSettle)
+}
+
+// releaseRolloutObject is the v1beta1 Rollout of the released Deployment;
+// partition is v1beta1's default style for a Deployment.
+func releaseRolloutObject() *rolloutsv1beta1.Rollout {
+	steps := make([]rolloutsv1beta1.CanaryStep, 0, len(releaseSteps))
+	for _, s := range releaseSteps {
+		steps = append(steps, rolloutsv1beta1.CanaryStep{
+			Replicas: ptr.To(intstr.FromString(s)),
+			Pause:    rolloutsv1beta1.RolloutPause{Duration: ptr.To[int32](0)},
+		})
+	}
+	return &rolloutsv1beta1.Rollout{
+		TypeMeta: metav1.TypeMeta{APIVersion: rolloutsv1beta1.GroupVersion.String(), Kind: "Rollout"},
+		ObjectMeta: metav1.ObjectMeta{Name: releaseRollout, Namespace: releaseNamespace,
+			Labels: map[string]string{BenchLabel: releaseNamespace}},
+		Spec: rolloutsv1beta1.RolloutSpec{
+			WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: releaseWorkload},
+			Strategy:    rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{Steps: steps}},
+		},
+	}
+}
+
+func createRollout(ctx context.Context, dyn dynamic.Interface) error {
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(releaseRolloutObject())
+	if err != nil {
+		return fmt.Errorf("encoding the Rollout: %w", err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	if _, err := dyn.Resource(rolloutsResource).Namespace(releaseNamespace).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating Rollout %s: %w", releaseRollout, err)
+	}
+	return nil
+}
+
+// waitRolloutHealthy waits until the manager has taken the Rollout on:
+// Healthy, which it writes after labelling the Deployment for the webhooks.
+func waitRolloutHealthy(ctx context.Context, dyn dynamic.Interface) error {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		ro, err := getRollout(ctx, dyn)
+		if err != nil {
+			return false, nil // retried until the timeout
+		}
+		return ro.Status.ObservedGeneration == ro.Generation && ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for Rollout %s to be Healthy: %w", releaseRollout, err)
+	}
+	return nil
+}
+
+func getRollout(ctx context.Context, dyn dynamic.Interface) (*rolloutsv1beta1.Rollout, error) {
+	u, err := dyn.Resource(rolloutsResource).Namespace(releaseNamespace).Get(ctx, releaseRollout, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("getting Rollout %s: %w", releaseRollout, err)
+	}
+	return rolloutFrom(u)
+}
+
+func rolloutFrom(obj runtime.Object) (*rolloutsv1beta1.Rollout, error) {
+	return decode[rolloutsv1beta1.Rollout](obj)
+}
+
+// decode converts an object of the dynamic client to its type.
+func decode[T any](obj runtime.Object) (*T, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("unexpected %T for a %T", obj, new(T))
+	}
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
+		return nil, fmt.Errorf("decoding %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	return out, nil
+}
+
+// applyChange patches a Deployment with the release's change.
+func applyChange(ctx context.Context, env *Env, name string) (*appsv1.Deployment, error) {
+	d, err := env.Kube.AppsV1().Deployments(releaseNamespace).Patch(ctx, name, types.StrategicMergePatchType, releaseChange, metav1.PatchOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("changing deployment %s: %w", name, err)
+	}
+	return d, nil
+}
+
+// awaitPods waits until the namespace holds n pods, e.g. until the pods a
+// run replaced are gone.
+func awaitPods(ctx context.Context, env *Env, n int) error {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := env.Kube.CoreV1().Pods(releaseNamespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, nil // retried until the timeout
+		}
+		return len(pods.Items) == n, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %d pods in %s: %w", n, releaseNamespace, err)
+	}
+	return nil
+}
+
+// verifyReleased checks that Completed meant it: the Deployment is back
+// with kube-controller-manager, every pod updated and available, and
+// counts the pods labelled with their batch.
+func verifyReleased(ctx context.Context, env *Env, res *Result) error {
+	d, err := env.Kube.AppsV1().Deployments(releaseNamespace).Get(ctx, releaseWorkload, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("getting deployment %s: %w", releaseWorkload, err)
+	}
+	pods, err := env.Kube.CoreV1().Pods(releaseNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: rolloutsv1beta1.RolloutIDLabel + "=" + releaseID,
+	})
+	if err != nil {
+		return fmt.Errorf("listing labelled pods: %w", err)
+	}
+	res.Add(Metric{Name: "pods labelled with their batch", Unit: UnitCount, Value: float64(len(pods.Items)),
+		Note: fmt.Sprintf("of %d; the engine labels pods only for a release with a rollout-id", releaseReplicas)})
+	return checkReleased(d)
+}
+
+func checkReleased(d *appsv1.Deployment) error {
+	s := d.Status
+	if d.Spec.Paused || d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType ||
+		d.Annotations[rolloutsv1beta1.DeploymentStrategyAnnotation] != "" ||
+		s.UpdatedReplicas != releaseReplicas || s.AvailableReplicas != releaseReplicas {
+		return fmt.Errorf("the release reported Completed but deployment %s is paused=%t, strategy %s, %d updated, %d available",
+			d.Name, d.Spec.Paused, d.Spec.Strategy.Type, s.UpdatedReplicas, s.AvailableReplicas)
+	}
+	return nil
+}

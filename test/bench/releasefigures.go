@@ -1,0 +1,279 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// releaseTimeline is what a Rollout run recorded. Every time is the
+// arrival of a watch event (or the sending of the change) on the
+// harness's clock, so differences between them need no clock agreement.
+type releaseTimeline struct {
+	// Start is when the change was sent.
+	Start         time.Time
+	StartRequests map[RequestKey]float64
+	// Batches are the partitions written to the Deployment, as they rose.
+	Batches []batchMark
+	// PodsReady counts the pods of the new template seen Ready,
+	// PodsLabelled those seen with the release's rollout-id label; SetReady
+	// is the new ReplicaSet's readyReplicas as it rose.
+	PodsReady    []mark
+	PodsLabelled []mark
+	SetReady     []mark
+	// BatchReady are the 1-based batches the BatchRelease reported Ready,
+	// BatchCompleted its Completed phase, RolloutSteps the steps the
+	// Rollout entered.
+	BatchReady     []mark
+	BatchCompleted []mark
+	RolloutSteps   []mark
+	// Completed is when the Rollout was seen Healthy and Completed.
+	Completed   time.Time
+	EndRequests map[RequestKey]float64
+}
+
+// batchMark is a partition written to the Deployment: the pods it puts on
+// the new template, when its event arrived, and the manager's request
+// counter read right after.
+type batchMark struct {
+	Updated  int32
+	At       time.Time
+	Requests map[RequestKey]float64
+}
+
+// releaseFigures are the figures the issue asks for.
+type releaseFigures struct {
+	// Total runs from sending the change to the Rollout Completed.
+	Total time.Duration
+	// FirstBatch runs from sending the change to the first batch written.
+	FirstBatch time.Duration
+	Steps      []stepFigures
+	// Finalising runs from the last pod Ready to the Rollout Completed.
+	Finalising time.Duration
+}
+
+// stepFigures describe one step.
+type stepFigures struct {
+	// Target is the pods on the new template the step asks for; Pods
+	// those it adds.
+	Target, Pods int32
+	// Written is when the step's partition arrived, Ready when the last
+	// pod of its batch was seen Ready.
+	Written, Ready time.Time
+	// Rolled is Ready - Written.
+	Rolled time.Duration
+	// Transition runs from Ready to the next step's partition; zero for
+	// the last step, which is followed by finalising instead.
+	Transition time.Duration
+	// Path is what happened between Ready and the next partition (the
+	// Rollout Completed for the last step), link by link.
+	Path []hop
+	// Writes are the manager's writes from this step's partition to the
+	// next one's: from the change for the first step, to Completed for
+	// the last.
+	Writes []RequestCount
+}
+
+// analyseRelease derives the figures from a timeline, given the updated
+// pods each step asks for.
+func analyseRelease(t releaseTimeline, targets []int32) (releaseFigures, error) {
+	if len(targets) == 0 {
+		return releaseFigures{}, fmt.Errorf("no steps")
+	}
+	fig := releaseFigures{Total: t.Completed.Sub(t.Start)}
+	for i := range targets {
+		s, err := stepOf(t, targets, i)
+		if err != nil {
+			return releaseFigures{}, err
+		}
+		fig.Steps = append(fig.Steps, s)
+	}
+	fig.FirstBatch = fig.Steps[0].Written.Sub(t.Start)
+	fig.Finalising = t.Completed.Sub(fig.Steps[len(fig.Steps)-1].Ready)
+	return fig, nil
+}
+
+func stepOf(t releaseTimeline, targets []int32, i int) (stepFigures, error) {
+	s := stepFigures{Target: targets[i], Pods: targets[i]}
+	if i > 0 {
+		s.Pods -= targets[i-1]
+	}
+	written, ok := batchFor(t.Batches, s.Target)
+	if !ok {
+		return s, fmt.Errorf("step %d: no partition of %d pods was seen written", i+1, s.Target)
+	}
+	ready, ok := firstMark(t.PodsReady, int64(s.Target))
+	if !ok {
+		return s, fmt.Errorf("step %d: %d new pods seen Ready, the batch needs %d", i+1, len(t.PodsReady), s.Target)
+	}
+	s.Written, s.Ready, s.Rolled = written.At, ready.At, ready.At.Sub(written.At)
+	return s, stepWrites(&s, t, targets, i, written)
+}
+
+// stepWrites fills the step's transition and writes, which both end where
+// the next step's partition arrives.
+func stepWrites(s *stepFigures, t releaseTimeline, targets []int32, i int, written batchMark) error {
+	from, to := written.Requests, t.EndRequests
+	if i == 0 {
+		from = t.StartRequests
+	}
+	if i+1 < len(targets) {
+		next, ok := batchFor(t.Batches, targets[i+1])
+		if !ok {
+			return fmt.Errorf("step %d: no partition of %d pods was seen written", i+2, targets[i+1])
+		}
+		s.Transition, to = next.At.Sub(s.Ready), next.Requests
+		s.Path = transitionPath(t, s.Target, i+1, next)
+	} else {
+		s.Path = finalisingPath(t, s.Target, i+1)
+	}
+	if from == nil || to == nil {
+		return fmt.Errorf("step %d: the manager's requests were not read", i+1)
+	}
+	s.Writes = onlyWrites(DiffRequests(from, to))
+	return nil
+}
+
+// batchFor is the first partition that puts at least target pods on the
+// new template.
+func batchFor(batches []batchMark, target int32) (batchMark, bool) {
+	for _, b := range batches {
+		if b.Updated >= target {
+			return b, true
+		}
+	}
+	return batchMark{}, false
+}
+
+// hop is one link of the chain that follows a batch's last pod Ready.
+type hop struct {
+	Name string
+	At   time.Time
+	Seen bool
+}
+
+// transitionPath: kube-controller-manager counts the pod in the
+// ReplicaSet's status, the manager has labelled the batch's pods (these
+// two in either order), the BatchRelease reports the batch Ready, the
+// Rollout enters the next step, the BatchRelease writes its partition.
+func transitionPath(t releaseTimeline, target int32, step int, next batchMark) []hop {
+	return []hop{
+		markHop("ReplicaSet status", t.SetReady, int64(target)),
+		markHop("pods labelled", t.PodsLabelled, int64(target)),
+		markHop("batch Ready", t.BatchReady, int64(step)),
+		markHop(fmt.Sprintf("Rollout step %d", step+1), t.RolloutSteps, int64(step+1)),
+		{Name: "partition", At: next.At, Seen: true},
+	}
+}
+
+// finalisingPath: as transitionPath up to the batch, then the
+// BatchRelease Completed and the Rollout Completed.
+func finalisingPath(t releaseTimeline, target int32, step int) []hop {
+	return []hop{
+		markHop("ReplicaSet status", t.SetReady, int64(target)),
+		markHop("pods labelled", t.PodsLabelled, int64(target)),
+		markHop("batch Ready", t.BatchReady, int64(step)),
+		markHop("BatchRelease Completed", t.BatchCompleted, 1),
+		{Name: "Rollout Completed", At: t.Completed, Seen: true},
+	}
+}
+
+func markHop(name string, list []mark, v int64) hop {
+	m, ok := firstMark(list, v)
+	return hop{Name: name, At: m.At, Seen: ok}
+}
+
+// describePath renders each link as its time since start.
+func describePath(start time.Time, path []hop) string {
+	parts := make([]string, 0, len(path))
+	for _, h := range path {
+		if !h.Seen {
+			parts = append(parts, h.Name+" not seen")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", h.Name, formatGap(h.At.Sub(start))))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// formatGap is a signed gap: a link can precede the start (pods are
+// labelled while they start), and watch streams of different resources
+// can deliver causally ordered events a few milliseconds out of order.
+func formatGap(d time.Duration) string {
+	if d < time.Second && d > -time.Second {
+		return fmt.Sprintf("%+.0f ms", ms(d))
+	}
+	return fmt.Sprintf("%+.2f s", d.Seconds())
+}
+
+func onlyWrites(requests []RequestCount) []RequestCount {
+	var out []RequestCount
+	for _, r := range requests {
+		if writes([]RequestCount{r}) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// addReleaseMetrics adds the issue's figures, each with its target.
+func addReleaseMetrics(res *Result, fig releaseFigures, floor floorRun, release Phase) {
+	res.Add(
+		Metric{Name: "release total", Unit: UnitSeconds, Value: fig.Total.Seconds(),
+			Note: "change applied -> Rollout Healthy and Completed"}.
+			Compared("plain Deployment", floor.took.Seconds()).WithRatioTarget(releaseRatioTarget),
+		Metric{Name: "first batch written", Unit: UnitSeconds, Value: fig.FirstBatch.Seconds(),
+			Note: "change applied -> partition of step 1"},
+	)
+	for i, s := range fig.Steps {
+		res.Add(Metric{Name: fmt.Sprintf("step %d: batch Ready", i+1), Unit: UnitSeconds, Value: s.Rolled.Seconds(),
+			Note: fmt.Sprintf("%d pods: partition %d written -> its last pod Ready", s.Pods, s.Target)})
+	}
+	addTransitionMetrics(res, fig.Steps)
+	last := fig.Steps[len(fig.Steps)-1]
+	res.Add(Metric{Name: "finalising", Unit: UnitSeconds, Value: fig.Finalising.Seconds(),
+		Note: "after the last pod Ready: " + describePath(last.Ready, last.Path)}.WithTarget(finalisingTarget.Seconds()))
+	for i, s := range fig.Steps {
+		res.Add(Metric{Name: fmt.Sprintf("step %d: manager writes", i+1), Unit: UnitCount, Value: float64(writes(s.Writes)),
+			Note: requestList(s.Writes)}.WithTarget(float64(stepWritesTarget + s.Pods)))
+	}
+	addReleaseUsage(res, release, floor.phase)
+}
+
+// addTransitionMetrics adds each step's transition and their median.
+func addTransitionMetrics(res *Result, steps []stepFigures) {
+	var samples []time.Duration
+	for i, s := range steps[:len(steps)-1] {
+		samples = append(samples, s.Transition)
+		res.Add(Metric{Name: fmt.Sprintf("step %d -> %d transition", i+1, i+2), Unit: UnitMilliseconds,
+			Value: ms(s.Transition), Note: "after the last pod Ready: " + describePath(s.Ready, s.Path)})
+	}
+	summary := Summarize(samples)
+	if res.Latencies == nil {
+		res.Latencies = map[string]Summary{}
+	}
+	res.Latencies["step transition"] = summary
+	res.Add(Metric{Name: "step transition p50", Unit: UnitMilliseconds, Value: summary.P50Ms,
+		Note: fmt.Sprintf("median of %d: last pod Ready -> next partition written", summary.N)}.WithTarget(ms(transitionTarget)))
+}
+
+func addReleaseUsage(res *Result, release, floor Phase) {
+	m, k := release.Usage[ManagerName], release.Usage[ControllerManagerName]
+	res.Add(
+		Metric{Name: "manager peak RSS (release)", Unit: UnitBytes, Value: float64(m.PeakRSSBytes)}.
+			Compared(ControllerManagerName, float64(k.PeakRSSBytes)).WithTarget(releaseRSSTarget),
+		Metric{Name: "manager CPU (release)", Unit: UnitCores, Value: m.Cores}.Compared(ControllerManagerName, k.Cores),
+		Metric{Name: "manager API writes during the floor", Unit: UnitCount, Value: float64(writes(floor.Requests)),
+			Note: "the plain Deployment is not the manager's to touch"},
+	)
+}
+
+// logRelease prints the run's figures as progress lines.
+func logRelease(env *Env, fig releaseFigures, floor floorRun) {
+	env.Logf("release: %v (floor %v); first batch written after %v", fig.Total.Round(time.Millisecond),
+		floor.took.Round(time.Millisecond), fig.FirstBatch.Round(time.Millisecond))
+	for i, s := range fig.Steps {
+		env.Logf("  step %d (%d pods): Ready %v after its partition, %d manager writes; after its last pod Ready: %s",
+			i+1, s.Pods, s.Rolled.Round(time.Millisecond), writes(s.Writes), describePath(s.Ready, s.Path))
+	}
+}

@@ -1,0 +1,396 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/control"
+)
+
+// floorRun is the plain Deployment's run: kube-controller-manager's own
+// rolling update of the same change.
+type floorRun struct {
+	took  time.Duration
+	phase Phase
+}
+
+func runFloorChange(ctx context.Context, env *Env, kcm Proc) (floorRun, error) {
+	ctx, cancel := context.WithTimeout(ctx, releaseRunTimeout)
+	defer cancel()
+	d, err := env.Kube.AppsV1().Deployments(releaseNamespace).Get(ctx, floorWorkload, metav1.GetOptions{})
+	if err != nil {
+		return floorRun{}, fmt.Errorf("getting deployment %s: %w", floorWorkload, err)
+	}
+	complete := newMarks()
+	f, err := follow(ctx, d.ResourceVersion, deploymentWatch(env.Kube, floorWorkload), completedGenerations(complete))
+	if err != nil {
+		return floorRun{}, err
+	}
+	if err := sleep(ctx, watchConnect); err != nil {
+		return floorRun{}, errors.Join(err, f.stop())
+	}
+	env.Logf("floor: applying the change to Deployment %s, which no Rollout releases", floorWorkload)
+	var run floorRun
+	run.phase, err = env.Measure(ctx, []Proc{kcm}, func(ctx context.Context) (err error) {
+		run.took, err = timeFloor(ctx, env, complete)
+		return err
+	})
+	return run, errors.Join(err, f.stop())
+}
+
+// timeFloor applies the change and returns how long until the watch
+// showed every pod updated and available.
+func timeFloor(ctx context.Context, env *Env, complete *marks) (time.Duration, error) {
+	begin := time.Now()
+	d, err := applyChange(ctx, env, floorWorkload)
+	if err != nil {
+		return 0, err
+	}
+	done, err := complete.await(ctx, d.Generation)
+	if err != nil {
+		return 0, fmt.Errorf("waiting for deployment %s to roll out: %w", floorWorkload, err)
+	}
+	took := done.At.Sub(begin)
+	env.Logf("floor: %d pods replaced in %v", releaseReplicas, took.Round(time.Millisecond))
+	return took, nil
+}
+
+// completedGenerations marks each generation of a Deployment that
+// kube-controller-manager has rolled out completely.
+func completedGenerations(m *marks) handler {
+	return func(at time.Time, obj runtime.Object) {
+		if d, ok := obj.(*appsv1.Deployment); ok && rolledOut(d) {
+			m.add(d.Status.ObservedGeneration, at)
+		}
+	}
+}
+
+func rolledOut(d *appsv1.Deployment) bool {
+	want, s := ptr.Deref(d.Spec.Replicas, 1), d.Status
+	return s.ObservedGeneration == d.Generation && s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want
+}
+
+// releaseRun is the Rollout's run.
+type releaseRun struct {
+	phase    Phase
+	timeline releaseTimeline
+}
+
+func runRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc) (releaseRun, error) {
+	ctx, cancel := context.WithTimeout(ctx, releaseRunTimeout)
+	defer cancel()
+	rec, err := startRecorders(ctx, env, dyn)
+	if err != nil {
+		return releaseRun{}, err
+	}
+	if err := sleep(ctx, watchConnect); err != nil {
+		return releaseRun{}, errors.Join(err, rec.stop())
+	}
+	env.Logf("release: applying the change to Deployment %s, released by Rollout %s", releaseWorkload, releaseRollout)
+	var run releaseRun
+	run.phase, err = env.Measure(ctx, []Proc{kcm}, func(ctx context.Context) error {
+		return rec.release(ctx, env, &run.timeline)
+	})
+	if err = errors.Join(err, rec.stop()); err != nil {
+		return run, err
+	}
+	rec.fill(&run.timeline)
+	return run, nil
+}
+
+// releaseRecorders follow the released Deployment, its pods and
+// ReplicaSets, and its Rollout through a run.
+type releaseRecorders struct {
+	batches   *batchWrites
+	pods      *readyPods
+	sets      *readySets
+	batch     *batchProgress
+	rollout   *rolloutProgress
+	followers []*follower
+}
+
+func startRecorders(ctx context.Context, env *Env, dyn dynamic.Interface) (*releaseRecorders, error) {
+	r := &releaseRecorders{}
+	for _, start := range []func(context.Context, *Env, dynamic.Interface) error{
+		r.followDeployment, r.followPods, r.followSets, r.followBatchRelease, r.followRollout,
+	} {
+		if err := start(ctx, env, dyn); err != nil {
+			return nil, errors.Join(err, r.stop())
+		}
+	}
+	return r, nil
+}
+
+func (r *releaseRecorders) add(f *follower, err error) error {
+	if err != nil {
+		return err
+	}
+	r.followers = append(r.followers, f)
+	return nil
+}
+
+func (r *releaseRecorders) followDeployment(ctx context.Context, env *Env, _ dynamic.Interface) error {
+	d, err := env.Kube.AppsV1().Deployments(releaseNamespace).Get(ctx, releaseWorkload, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("getting deployment %s: %w", releaseWorkload, err)
+	}
+	r.batches = &batchWrites{scrape: func() (map[RequestKey]float64, error) { return env.ManagerRequests(ctx) }}
+	return r.add(follow(ctx, d.ResourceVersion, deploymentWatch(env.Kube, releaseWorkload), r.batches.observe))
+}
+
+func (r *releaseRecorders) followPods(ctx context.Context, env *Env, _ dynamic.Interface) error {
+	selector := "app=" + releaseWorkload
+	pods, err := env.Kube.CoreV1().Pods(releaseNamespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return fmt.Errorf("listing pods: %w", err)
+	}
+	r.pods = &readyPods{old: map[types.UID]bool{}, seen: map[types.UID]bool{}, marks: newMarks(),
+		labelled: map[types.UID]bool{}, labels: newMarks()}
+	for i := range pods.Items {
+		r.pods.old[pods.Items[i].UID] = true
+	}
+	return r.add(follow(ctx, pods.ResourceVersion, podWatch(env.Kube, selector), r.pods.observe))
+}
+
+func (r *releaseRecorders) followSets(ctx context.Context, env *Env, _ dynamic.Interface) error {
+	selector := "app=" + releaseWorkload
+	sets, err := env.Kube.AppsV1().ReplicaSets(releaseNamespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return fmt.Errorf("listing replica sets: %w", err)
+	}
+	r.sets = &readySets{old: map[types.UID]bool{}, marks: newMarks()}
+	for i := range sets.Items {
+		r.sets.old[sets.Items[i].UID] = true
+	}
+	return r.add(follow(ctx, sets.ResourceVersion, replicaSetWatch(env.Kube, selector), r.sets.observe))
+}
+
+func (r *releaseRecorders) followRollout(ctx context.Context, _ *Env, dyn dynamic.Interface) error {
+	u, err := dyn.Resource(rolloutsResource).Namespace(releaseNamespace).Get(ctx, releaseRollout, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("getting Rollout %s: %w", releaseRollout, err)
+	}
+	r.rollout = &rolloutProgress{marks: newMarks(), steps: newMarks()}
+	return r.add(follow(ctx, u.GetResourceVersion(), namedWatch(dyn, rolloutsResource, releaseRollout), r.rollout.observe))
+}
+
+// followBatchRelease follows the BatchRelease the Rollout creates for the
+// release, under its own name.
+func (r *releaseRecorders) followBatchRelease(ctx context.Context, _ *Env, dyn dynamic.Interface) error {
+	list, err := dyn.Resource(batchReleasesResource).Namespace(releaseNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing BatchReleases: %w", err)
+	}
+	r.batch = &batchProgress{ready: newMarks(), completed: newMarks()}
+	return r.add(follow(ctx, list.GetResourceVersion(), namedWatch(dyn, batchReleasesResource, releaseRollout), r.batch.observe))
+}
+
+// release applies the change and waits for the Rollout to complete,
+// reading the manager's request counter at both ends.
+func (r *releaseRecorders) release(ctx context.Context, env *Env, t *releaseTimeline) error {
+	var err error
+	if t.StartRequests, err = env.ManagerRequests(ctx); err != nil {
+		return err
+	}
+	t.Start = time.Now()
+	if _, err := applyChange(ctx, env, releaseWorkload); err != nil {
+		return err
+	}
+	done, err := r.rollout.await(ctx, 1)
+	if err != nil {
+		return fmt.Errorf("waiting for Rollout %s to complete (last seen: %s): %w", releaseRollout, r.rollout.lastSeen(), err)
+	}
+	t.Completed = done.At
+	t.EndRequests, err = env.ManagerRequests(ctx)
+	return err
+}
+
+// stop ends every watch; afterwards the recorders are read without locks.
+func (r *releaseRecorders) stop() error {
+	var errs []error
+	for _, f := range r.followers {
+		errs = append(errs, f.stop())
+	}
+	if r.batches != nil {
+		errs = append(errs, r.batches.err)
+	}
+	return errors.Join(errs...)
+}
+
+func (r *releaseRecorders) fill(t *releaseTimeline) {
+	t.Batches = r.batches.list
+	t.PodsReady = r.pods.all()
+	t.PodsLabelled = r.pods.labels.all()
+	t.SetReady = r.sets.all()
+	t.BatchReady = r.batch.ready.all()
+	t.BatchCompleted = r.batch.completed.all()
+	t.RolloutSteps = r.rollout.steps.all()
+}
+
+// batchWrites records each rise of the Deployment's partition with the
+// manager's request counter read right after it arrived.
+type batchWrites struct {
+	scrape func() (map[RequestKey]float64, error)
+	list   []batchMark
+	err    error
+}
+
+func (b *batchWrites) observe(at time.Time, obj runtime.Object) {
+	updated, ok := partitionOf(obj)
+	if !ok || (len(b.list) > 0 && updated <= b.list[len(b.list)-1].Updated) {
+		return
+	}
+	requests, err := b.scrape()
+	if err != nil {
+		b.err = errors.Join(b.err, fmt.Errorf("reading the manager's requests at partition %d: %w", updated, err))
+	}
+	b.list = append(b.list, batchMark{Updated: updated, At: at, Requests: requests})
+}
+
+// partitionOf is the number of pods the deployment-strategy annotation
+// puts on the new template.
+func partitionOf(obj runtime.Object) (int32, bool) {
+	d, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		return 0, false
+	}
+	s, found, err := control.DeploymentStrategyFrom(d.Annotations)
+	if err != nil || !found {
+		return 0, false
+	}
+	n, err := control.PartitionedReplicas(s.Partition, ptr.Deref(d.Spec.Replicas, 1))
+	return n, err == nil
+}
+
+// readyPods marks, for each pod of the new template seen Ready, how many
+// such pods have been seen Ready so far; labels does the same for the
+// pods seen with the release's rollout-id.
+type readyPods struct {
+	old      map[types.UID]bool
+	seen     map[types.UID]bool
+	labelled map[types.UID]bool
+	labels   *marks
+	*marks
+}
+
+func (p *readyPods) observe(at time.Time, obj runtime.Object) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || p.old[pod.UID] {
+		return
+	}
+	if !p.labelled[pod.UID] && pod.Labels[rolloutsv1beta1.RolloutIDLabel] == releaseID {
+		p.labelled[pod.UID] = true
+		p.labels.add(int64(len(p.labelled)), at)
+	}
+	if !p.seen[pod.UID] && isPodReady(pod) {
+		p.seen[pod.UID] = true
+		p.add(int64(len(p.seen)), at)
+	}
+}
+
+func isPodReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// readySets marks each rise of the new ReplicaSet's readyReplicas, which
+// is what the engine reads a batch's readiness from.
+type readySets struct {
+	old   map[types.UID]bool
+	ready int32
+	*marks
+}
+
+func (s *readySets) observe(at time.Time, obj runtime.Object) {
+	rs, ok := obj.(*appsv1.ReplicaSet)
+	if !ok || s.old[rs.UID] || rs.Status.ReadyReplicas <= s.ready {
+		return
+	}
+	s.ready = rs.Status.ReadyReplicas
+	s.add(int64(s.ready), at)
+}
+
+// rolloutProgress marks the end of the release: the Rollout Healthy and
+// Completed after it was Progressing.
+// steps marks each step the release enters.
+type rolloutProgress struct {
+	mu          sync.Mutex
+	progressing bool
+	last        string
+	step        int32
+	steps       *marks
+	*marks
+}
+
+func (p *rolloutProgress) observe(at time.Time, obj runtime.Object) {
+	ro, err := rolloutFrom(obj)
+	if err != nil {
+		return
+	}
+	if sub := ro.Status.CanaryStatus; sub != nil && ro.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing && sub.CurrentStepIndex > p.step {
+		p.step = sub.CurrentStepIndex
+		p.steps.add(int64(p.step), at)
+	}
+	if p.note(ro.Status) {
+		p.add(1, at)
+	}
+}
+
+// note records the Rollout's state and reports whether it ends the release.
+func (p *rolloutProgress) note(st rolloutsv1beta1.RolloutStatus) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last = fmt.Sprintf("%s, step %d %s", st.Phase, st.CurrentStepIndex, st.CurrentStepState)
+	p.progressing = p.progressing || st.Phase == rolloutsv1beta1.RolloutPhaseProgressing
+	sub := st.CanaryStatus
+	return p.progressing && st.Phase == rolloutsv1beta1.RolloutPhaseHealthy && sub != nil &&
+		sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted && sub.FinalisingStep == ""
+}
+
+func (p *rolloutProgress) lastSeen() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last == "" {
+		return "no change"
+	}
+	return p.last
+}
+
+// batchProgress marks each batch the BatchRelease reports Ready (by its
+// 1-based number) and the BatchRelease Completed.
+type batchProgress struct {
+	last      int64
+	ready     *marks
+	completed *marks
+}
+
+func (b *batchProgress) observe(at time.Time, obj runtime.Object) {
+	br, err := decode[rolloutsv1beta1.BatchRelease](obj)
+	if err != nil {
+		return
+	}
+	cs := br.Status.CanaryStatus
+	if n := int64(cs.CurrentBatch) + 1; cs.CurrentBatchState == rolloutsv1beta1.ReadyBatchState && n > b.last {
+		b.last = n
+		b.ready.add(n, at)
+	}
+	if br.Status.Phase == rolloutsv1beta1.RolloutPhaseCompleted {
+		b.completed.add(1, at)
+	}
+}
