@@ -50,7 +50,7 @@ type Reconciler struct {
 // SetupWithManager registers the controller. Workloads are watched so that pod progress (which their own
 // controllers fold into workload status) wakes the BatchRelease that controls them.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
-	toOwner := handler.EnqueueRequestsFromMapFunc(controlInfoOwner)
+	toOwner := handler.EnqueueRequestsFromMapFunc(r.releasesOf)
 	return ctrl.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&rolloutsv1beta1.BatchRelease{}).
@@ -61,13 +61,24 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Complete(r)
 }
 
-// controlInfoOwner maps a workload to the BatchRelease named in its control-info annotation.
-func controlInfoOwner(_ context.Context, obj client.Object) []reconcile.Request {
-	owner, ok := control.ControlOwner(obj.GetAnnotations())
-	if !ok || owner.Kind != "BatchRelease" {
-		return nil
+// releasesOf maps a workload to the BatchRelease named in its control-info annotation and to the
+// BatchReleases that reference it: finalizing removes control-info, and the BatchRelease must still hear
+// when the released workload finishes rolling out.
+func (r *Reconciler) releasesOf(ctx context.Context, obj client.Object) []reconcile.Request {
+	var out []reconcile.Request
+	if owner, ok := control.ControlOwner(obj.GetAnnotations()); ok && owner.Kind == "BatchRelease" {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: owner.Name}})
 	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: owner.Name}}}
+	list := &rolloutsv1beta1.BatchReleaseList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return out
+	}
+	for _, br := range list.Items {
+		if br.Spec.WorkloadRef.Name == obj.GetName() && br.Status.Phase != rolloutsv1beta1.RolloutPhaseCompleted {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&br)})
+		}
+	}
+	return out
 }
 
 // Reconcile runs one step of a BatchRelease.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,17 +28,22 @@ func (r *Reconciler) labelBatchPods(ctx context.Context, br *rolloutsv1beta1.Bat
 	target := plan.BatchTarget(br.Spec.ReleasePlan, br.Status.CanaryStatus.CurrentBatch, info.Replicas)
 	unlabelled, labelled := splitByRolloutID(pods.Items, id)
 	batch := strconv.Itoa(int(br.Status.CanaryStatus.CurrentBatch) + 1)
-	for i := range unlabelled {
-		if labelled >= target {
-			break
-		}
-		if err := r.labelPod(ctx, unlabelled[i], id, batch); err != nil {
-			return labelled, err
-		}
-		labelled++
+	todo := unlabelled[:min(len(unlabelled), int(max(target-labelled, 0)))]
+	// Pod patches are independent; sending them side by side keeps a large batch from waiting on one
+	// round trip per pod.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(labelWorkers)
+	for _, pod := range todo {
+		g.Go(func() error { return r.labelPod(gctx, pod, id, batch) })
 	}
-	return labelled, nil
+	if err := g.Wait(); err != nil {
+		return labelled, err
+	}
+	return labelled + int32(len(todo)), nil //nolint:gosec // len(todo) <= target
 }
+
+// labelWorkers bounds the pod label patches in flight at once.
+const labelWorkers = 16
 
 func splitByRolloutID(pods []corev1.Pod, id string) ([]*corev1.Pod, int32) {
 	var unlabelled []*corev1.Pod
