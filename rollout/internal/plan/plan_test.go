@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/google/go-cmp/cmp"
+
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
 
@@ -260,5 +262,22 @@ func TestTrafficUnavailableStalls(t *testing.T) {
 	}
 	if d.Status.Message != MsgTrafficUnavailable {
 		t.Errorf("message = %q", d.Status.Message)
+	}
+}
+
+func TestWaitingForTheWorkloadWritesNothing(t *testing.T) {
+	s := newSim(t, replicas("1"), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	lagging := *s.workload
+	lagging.Consistent = false
+	w := RolloutWorld{Now: t0.Add(time.Hour), Generation: 1, Spec: s.spec, Workload: &lagging, NoTraffic: true, Batch: s.batch()}
+	d := PlanRollout(s.status, w)
+	if diff := cmp.Diff(s.status, d.Status); diff != "" {
+		t.Errorf("a lagging workload changed the status (-before +after):\n%s", diff)
+	}
+	if d.Plan == nil || d.RequeueAfter == 0 {
+		t.Errorf("the BatchRelease plan must be kept and the Rollout looked at again: plan=%v requeue=%v", d.Plan, d.RequeueAfter)
 	}
 }

@@ -83,6 +83,8 @@ type RolloutDecision struct {
 	Health          Health
 	// Finished is the finalise reason of a release that ended with this decision.
 	Finished string
+	// waiting: the decision keeps the status as it is while the workload's controller catches up.
+	waiting bool
 }
 
 // PlanRollout decides a Rollout's next move from its status and what the controller observed.
@@ -100,7 +102,9 @@ func PlanRollout(st rolloutsv1beta1.RolloutStatus, w RolloutWorld) RolloutDecisi
 	}
 	d.Status.ObservedGeneration = w.Generation
 	mirrorStep(&d.Status)
-	d.Status.Conditions = KStatusConditions(d.Status.Conditions, d.Health, w.Now)
+	if !d.waiting {
+		d.Status.Conditions = KStatusConditions(d.Status.Conditions, d.Health, w.Now)
+	}
 	return d
 }
 
@@ -178,10 +182,11 @@ func planEnabled(d *RolloutDecision, w RolloutWorld) {
 // the workload's status update usually wakes it first.
 const workloadSettleInterval = time.Second
 
-// waitForWorkload keeps everything as it is until the workload's status is current again.
+// waitForWorkload keeps everything as it is, conditions included, until the workload's status is current
+// again: the lag is short and routine, and reporting it would cost a status write each way.
 func waitForWorkload(d *RolloutDecision, w RolloutWorld) {
 	d.RequeueAfter = workloadSettleInterval
-	d.Health = Health{Reconciling: true, Reason: ReasonProgressing, Message: "waiting for the workload controller to observe the latest spec"}
+	d.waiting = true
 	if sub := d.Status.GetSubStatus(); sub != nil && d.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing {
 		d.Plan = releasePlan(w, *sub, false)
 	}

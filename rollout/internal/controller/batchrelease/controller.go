@@ -39,6 +39,8 @@ type Reconciler struct {
 	Clock    clock.PassiveClock
 	// Metrics, when set, counts batches that became ready.
 	Metrics *metrics.Engine
+
+	sent sentLabels
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;update;patch

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -26,7 +29,7 @@ func (r *Reconciler) labelBatchPods(ctx context.Context, br *rolloutsv1beta1.Bat
 	}
 	id := br.Spec.ReleasePlan.RolloutID
 	target := plan.BatchTarget(br.Spec.ReleasePlan, br.Status.CanaryStatus.CurrentBatch, info.Replicas)
-	unlabelled, labelled := splitByRolloutID(pods.Items, id)
+	unlabelled, labelled := r.sent.split(pods.Items, id, r.Clock.Now())
 	batch := strconv.Itoa(int(br.Status.CanaryStatus.CurrentBatch) + 1)
 	todo := unlabelled[:min(len(unlabelled), int(max(target-labelled, 0)))]
 	// Pod patches are independent; sending them side by side keeps a large batch from waiting on one
@@ -45,14 +48,46 @@ func (r *Reconciler) labelBatchPods(ctx context.Context, br *rolloutsv1beta1.Bat
 // labelWorkers bounds the pod label patches in flight at once.
 const labelWorkers = 16
 
-func splitByRolloutID(pods []corev1.Pod, id string) ([]*corev1.Pod, int32) {
+// sentLabels remembers the label patches sent recently, so that a reconcile reading pods from a cache that
+// has not caught up yet neither patches them again nor counts them as unlabelled.
+type sentLabels struct {
+	mu   sync.Mutex
+	sent map[types.UID]sentLabel
+}
+
+type sentLabel struct {
+	id string
+	at time.Time
+}
+
+// sentLabelTTL is how long a sent patch stands in for the cache; the cache catches up in well under that.
+const sentLabelTTL = time.Minute
+
+func (s *sentLabels) record(uid types.UID, id string, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sent == nil {
+		s.sent = map[types.UID]sentLabel{}
+	}
+	s.sent[uid] = sentLabel{id: id, at: now}
+}
+
+// split returns the live pods that still need the rollout-id and how many carry it (or were just sent it).
+func (s *sentLabels) split(pods []corev1.Pod, id string, now time.Time) ([]*corev1.Pod, int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for uid, l := range s.sent {
+		if now.Sub(l.at) > sentLabelTTL {
+			delete(s.sent, uid)
+		}
+	}
 	var unlabelled []*corev1.Pod
 	var labelled int32
 	for i := range pods {
 		p := &pods[i]
 		switch {
 		case !p.DeletionTimestamp.IsZero():
-		case p.Labels[rolloutsv1beta1.RolloutIDLabel] == id:
+		case p.Labels[rolloutsv1beta1.RolloutIDLabel] == id || s.sent[p.UID].id == id:
 			labelled++
 		default:
 			unlabelled = append(unlabelled, p)
@@ -71,5 +106,6 @@ func (r *Reconciler) labelPod(ctx context.Context, pod *corev1.Pod, id, batch st
 	if err := r.Client.Patch(ctx, pod, client.MergeFrom(orig)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("labelling pod %s: %w", pod.Name, err)
 	}
+	r.sent.record(pod.UID, id, r.Clock.Now())
 	return nil
 }
