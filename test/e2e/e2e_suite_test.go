@@ -39,6 +39,8 @@ var (
 	disco       discovery.DiscoveryInterface
 	mapper      meta.RESTMapper
 	anyFailed   bool
+	// laterWorkDirs belong to managers started after the suite's first one; they go when the suite ends.
+	laterWorkDirs []string
 )
 
 func TestE2E(t *testing.T) {
@@ -77,6 +79,11 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	workDir, err := os.MkdirTemp("", "flotilla-e2e-")
 	failOnError(err, "creating the work directory")
 	DeferCleanup(removeUnlessFailed, workDir)
+	DeferCleanup(func() {
+		for _, dir := range laterWorkDirs {
+			removeUnlessFailed(dir)
+		}
+	})
 	m, err := startManager(ctx, workDir, "")
 	failOnError(err, "starting flotilla-manager")
 	manager = m

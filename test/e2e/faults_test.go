@@ -30,7 +30,10 @@ var _ = Describe("Manager faults", Serial, Ordered, func() {
 	})
 
 	AfterAll(func(ctx SpecContext) {
-		m, err := startManager(ctx, GinkgoT().TempDir(), binary)
+		workDir, err := os.MkdirTemp("", "flotilla-e2e-")
+		failOnError(err, "creating the work directory")
+		laterWorkDirs = append(laterWorkDirs, workDir)
+		m, err := startManager(ctx, workDir, binary)
 		failOnError(err, "restarting the suite's manager")
 		manager = m
 	})
