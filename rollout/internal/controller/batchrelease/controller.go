@@ -182,11 +182,11 @@ func (r *Reconciler) view(ctx context.Context, br *rolloutsv1beta1.BatchRelease,
 // apply makes the decision's workload change, then writes status and events.
 func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease, ctl control.WorkloadControl, d *plan.BatchDecision) error {
 	if err := r.act(ctx, ctl, d); err != nil {
-		return r.fail(ctx, br, string(d.Action), err)
+		return r.fail(ctx, br, actionName(d.Action), err)
 	}
 	d.Status.Conditions = plan.RemoveCondition(d.Status.Conditions, plan.ConditionStalled)
 	if d.Event != "" {
-		r.Recorder.Eventf(br, nil, corev1.EventTypeNormal, "Progressing", string(d.Action), "%s", d.Event)
+		r.Recorder.Eventf(br, nil, corev1.EventTypeNormal, "Progressing", actionName(d.Action), "%s", d.Event)
 	}
 	if err := r.patchStatus(ctx, br, d.Status); err != nil {
 		return err
@@ -195,6 +195,15 @@ func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease
 		r.Metrics.BatchReady()
 	}
 	return r.releaseFinalizer(ctx, br, d.Status)
+}
+
+// actionName is the event action of a decision; the API requires one, and a decision that only observed
+// (a batch found ready) is a verification.
+func actionName(a plan.BatchAction) string {
+	if a == plan.ActionNone {
+		return "Verify"
+	}
+	return string(a)
 }
 
 // ReasonWorkloadControlFailed is the reason of the Stalled condition a BatchRelease carries while its
