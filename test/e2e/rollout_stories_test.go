@@ -74,7 +74,7 @@ func (s *story) pods(ctx context.Context) map[string]int {
 	out := map[string]int{}
 	for _, p := range list.Items {
 		if p.DeletionTimestamp == nil && podReady(p) {
-			out[envValue(p.Spec.Containers[0], "VERSION")]++
+			out[versionOf(p.Spec.Containers[0])]++
 		}
 	}
 	return out
@@ -87,7 +87,7 @@ func (s *story) podsOf(ctx context.Context, version string) []corev1.Pod {
 	Expect(err).NotTo(HaveOccurred())
 	var out []corev1.Pod
 	for _, p := range list.Items {
-		if p.DeletionTimestamp == nil && envValue(p.Spec.Containers[0], "VERSION") == version {
+		if p.DeletionTimestamp == nil && versionOf(p.Spec.Containers[0]) == version {
 			out = append(out, p)
 		}
 	}
@@ -204,7 +204,7 @@ func (s *story) describeDeployment() string {
 	}
 	for _, rs := range rss.Items {
 		out += fmt.Sprintf("replicaset %s: replicas=%d ready=%d version=%s annotations=%v\n", rs.Name, ptr.Deref(rs.Spec.Replicas, 0),
-			rs.Status.ReadyReplicas, envValue(rs.Spec.Template.Spec.Containers[0], "VERSION"), rs.Annotations)
+			rs.Status.ReadyReplicas, versionOf(rs.Spec.Template.Spec.Containers[0]), rs.Annotations)
 	}
 	st, _ := json.Marshal(s.status(ctx))
 	return out + "rollout status: " + string(st)

@@ -93,7 +93,7 @@ func deploymentPods(ctx context.Context, ns, version string) podCounts {
 		if p.DeletionTimestamp != nil {
 			continue
 		}
-		if envValue(p.Spec.Containers[0], "VERSION") == version {
+		if versionOf(p.Spec.Containers[0]) == version {
 			c.Updated++
 		} else {
 			c.Stable++
@@ -105,9 +105,10 @@ func deploymentPods(ctx context.Context, ns, version string) podCounts {
 	return c
 }
 
-func envValue(c corev1.Container, name string) string {
+// versionOf is a container's VERSION environment variable, which the stories release.
+func versionOf(c corev1.Container) string {
 	for _, e := range c.Env {
-		if e.Name == name {
+		if e.Name == "VERSION" {
 			return e.Value
 		}
 	}
