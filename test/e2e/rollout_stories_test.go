@@ -207,7 +207,13 @@ func (s *story) describeDeployment() string {
 			rs.Status.ReadyReplicas, versionOf(rs.Spec.Template.Spec.Containers[0]), rs.Annotations)
 	}
 	st, _ := json.Marshal(s.status(ctx))
-	return out + "rollout status: " + string(st)
+	out += "rollout status: " + string(st) + "\n"
+	if evs, err := kube.EventsV1().Events(s.ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, e := range evs.Items {
+			out += fmt.Sprintf("event %s %s/%s %s: %s\n", e.CreationTimestamp.Format("15:04:05"), e.Regarding.Kind, e.Regarding.Name, e.Reason, e.Note)
+		}
+	}
+	return out
 }
 
 // expectReleased checks that nothing of the release is left on the workload.
@@ -303,9 +309,11 @@ var _ = Describe("Rollout stories", func() {
 
 	// Pending: about one full-suite run in two ends this story with all four pods on v3 while the Rollout
 	// waits at step 1 (the v3 ReplicaSet scaled to 4, v1 and v2 to 0, the partition at 1). It passes when run
-	// alone. The likely culprit is the hand-over between the old and the new BatchRelease of a partition-style
-	// Deployment: kube-controller-manager scales a paused Deployment's only active (or, with none active, its
-	// newest) ReplicaSet to the full replicas. Tracked in the Rollout engine issue.
+	// alone. The events of a failed run show the BatchRelease created, initialized, made ready and released
+	// several times in a row after "new version detected": the restart repeats, likely because a reconcile
+	// planned from a cache that did not yet show the Rollout's own last status write deletes the new
+	// BatchRelease again; one of those hand-overs leaves the Deployment to roll out by itself. Writing status
+	// before the side effects did not cure it. Tracked in the Rollout engine issue.
 	PIt("restarts from the first step when a newer version arrives mid-release", func(ctx SpecContext) {
 		s := newStory(ctx, "Deployment", 4)
 		s.waitPods(ctx, map[string]int{"v1": 4})
