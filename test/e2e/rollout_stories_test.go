@@ -309,11 +309,12 @@ var _ = Describe("Rollout stories", func() {
 
 	// Pending: about one full-suite run in two ends this story with all four pods on v3 while the Rollout
 	// waits at step 1 (the v3 ReplicaSet scaled to 4, v1 and v2 to 0, the partition at 1). It passes when run
-	// alone. The events of a failed run show the BatchRelease created, initialized, made ready and released
-	// several times in a row after "new version detected": the restart repeats, likely because a reconcile
-	// planned from a cache that did not yet show the Rollout's own last status write deletes the new
-	// BatchRelease again; one of those hand-overs leaves the Deployment to roll out by itself. Writing status
-	// before the side effects did not cure it. Tracked in the Rollout engine issue.
+	// alone. The events of a failed run show one "new version detected" on the Rollout, then "initialized" and
+	// "completed: the workload is released" on BatchRelease app every second for several seconds, with
+	// conflicts patching the Deployment: the deleted BatchRelease (still in the controller's cache) and its
+	// same-named successor seem to take turns finalizing and initializing the Deployment, and one of those
+	// turns leaves it to roll out by itself. Writing the Rollout's status before its side effects, or waiting
+	// for the cache to show the Rollout's own last write, did not cure it. Tracked in the Rollout engine issue.
 	PIt("restarts from the first step when a newer version arrives mid-release", func(ctx SpecContext) {
 		s := newStory(ctx, "Deployment", 4)
 		s.waitPods(ctx, map[string]int{"v1": 4})

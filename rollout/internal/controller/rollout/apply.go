@@ -123,10 +123,12 @@ func (r *Reconciler) patchStatus(ctx context.Context, ro *rolloutsv1beta1.Rollou
 	}
 	// A full update guarded by resourceVersion: required status fields survive (a merge patch drops unchanged
 	// zero values), and a write by someone else since the read is never overwritten.
+	replaced := ro.ResourceVersion
 	ro.Status = st
 	if err := r.Client.Status().Update(ctx, ro); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
+	r.written.record(ro.UID, replaced)
 	return nil
 }
 

@@ -39,6 +39,9 @@ type Reconciler struct {
 	Clock    clock.PassiveClock
 	// Metrics, when set, counts finished releases.
 	Metrics *metrics.Engine
+	// written remembers, per Rollout, the resourceVersion its last status write replaced, so a reconcile
+	// that reads that very version from a cache not caught up yet waits instead of acting on old status.
+	written staleVersions
 	// KeepPausedOnDelete is the KeepWorkloadPausedOnRolloutDeletion gate: a Rollout deleted mid-release
 	// leaves its workload as the last batch made it.
 	KeepPausedOnDelete bool
@@ -83,6 +86,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	ro := &rolloutsv1beta1.Rollout{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ro); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.written.stale(ro) {
+		return reconcile.Result{RequeueAfter: conflictRetry}, nil
 	}
 	if err := r.ensureFinalizer(ctx, ro); err != nil {
 		return reconcile.Result{}, err
