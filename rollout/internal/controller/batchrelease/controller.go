@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +23,7 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/reconcileutil"
 	"github.com/flotilla-dev/flotilla/rollout/internal/metrics"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
@@ -92,7 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !br.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
 		return reconcile.Result{}, nil
 	}
-	if err := r.ensureFinalizer(ctx, br); err != nil {
+	if err := reconcileutil.EnsureFinalizer(ctx, r.Client, br, rolloutsv1beta1.BatchReleaseFinalizer); err != nil {
 		return reconcile.Result{}, err
 	}
 	ctl, err := r.Controls.For(r.Client, r.target(br))
@@ -105,33 +105,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.fail(ctx, br, "Read", err)
 	}
 	if err := r.apply(ctx, br, ctl, &d); err != nil {
-		return retryConflicts(reconcile.Result{}, err)
+		return reconcileutil.RetryConflicts(err)
 	}
 	return reconcile.Result{RequeueAfter: d.RequeueAfter}, nil
-}
-
-// conflictRetry is how soon a reconcile whose write lost a race (an approval, a concurrent patch) runs again.
-const conflictRetry = 100 * time.Millisecond
-
-// retryConflicts turns a lost optimistic-lock race into a quick requeue: the next reconcile starts from what
-// the other writer wrote, and nothing is logged as an error.
-func retryConflicts(res reconcile.Result, err error) (reconcile.Result, error) {
-	if apierrors.IsConflict(err) {
-		return reconcile.Result{RequeueAfter: conflictRetry}, nil
-	}
-	return res, err
-}
-
-func (r *Reconciler) ensureFinalizer(ctx context.Context, br *rolloutsv1beta1.BatchRelease) error {
-	if !br.DeletionTimestamp.IsZero() || controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
-		return nil
-	}
-	orig := br.DeepCopy()
-	controllerutil.AddFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer)
-	if err := r.Client.Patch(ctx, br, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("adding finalizer: %w", err)
-	}
-	return nil
 }
 
 func (r *Reconciler) target(br *rolloutsv1beta1.BatchRelease) control.Target {

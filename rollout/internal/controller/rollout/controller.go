@@ -7,23 +7,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/reconcileutil"
 	"github.com/flotilla-dev/flotilla/rollout/internal/metrics"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
@@ -88,9 +86,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if r.written.stale(ro) {
-		return reconcile.Result{RequeueAfter: conflictRetry}, nil
+		return reconcile.Result{RequeueAfter: reconcileutil.ConflictRetry}, nil
 	}
-	if err := r.ensureFinalizer(ctx, ro); err != nil {
+	if err := reconcileutil.EnsureFinalizer(ctx, r.Client, ro, rolloutsv1beta1.RolloutFinalizer); err != nil {
 		return reconcile.Result{}, err
 	}
 	obs, err := r.observe(ctx, ro)
@@ -99,33 +97,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	d := plan.PlanRollout(ro.Status, obs.world)
 	if err := r.apply(ctx, ro, obs, &d); err != nil {
-		return retryConflicts(reconcile.Result{}, err)
+		return reconcileutil.RetryConflicts(err)
 	}
 	return reconcile.Result{RequeueAfter: d.RequeueAfter}, nil
-}
-
-// conflictRetry is how soon a reconcile whose write lost a race (an approval, a concurrent patch) runs again.
-const conflictRetry = 100 * time.Millisecond
-
-// retryConflicts turns a lost optimistic-lock race into a quick requeue: the next reconcile starts from what
-// the other writer wrote, and nothing is logged as an error.
-func retryConflicts(res reconcile.Result, err error) (reconcile.Result, error) {
-	if apierrors.IsConflict(err) {
-		return reconcile.Result{RequeueAfter: conflictRetry}, nil
-	}
-	return res, err
-}
-
-func (r *Reconciler) ensureFinalizer(ctx context.Context, ro *rolloutsv1beta1.Rollout) error {
-	if !ro.DeletionTimestamp.IsZero() || controllerutil.ContainsFinalizer(ro, rolloutsv1beta1.RolloutFinalizer) {
-		return nil
-	}
-	orig := ro.DeepCopy()
-	controllerutil.AddFinalizer(ro, rolloutsv1beta1.RolloutFinalizer)
-	if err := r.Client.Patch(ctx, ro, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("adding finalizer: %w", err)
-	}
-	return nil
 }
 
 // observation is what one reconcile read.
