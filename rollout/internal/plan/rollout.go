@@ -303,7 +303,8 @@ func planRolling(d *RolloutDecision, w RolloutWorld) {
 
 // restartRelease begins again from the first step once the old BatchRelease is gone.
 func restartRelease(d *RolloutDecision, w RolloutWorld) {
-	d.Events = append(d.Events, MsgContinuousRelease)
+	d.Events = append(d.Events, fmt.Sprintf("%s (revision %s replaces %s)", MsgContinuousRelease,
+		w.Workload.UpdateRevision, d.Status.GetSubStatus().PodTemplateHash))
 	if w.Batch != nil {
 		d.DeleteBatch = true
 		d.Status.Message = MsgContinuousRelease
