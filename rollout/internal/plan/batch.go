@@ -94,7 +94,5 @@ func hashJSON(v any) string {
 	return hex.EncodeToString(sum[:])
 }
 
-type intstrValue = intstr.IntOrString
-
 // fullRelease is a step without replicas: every pod.
 var fullRelease = intstr.FromString("100%")

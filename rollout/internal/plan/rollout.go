@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
@@ -463,7 +464,7 @@ func releasePlan(w RolloutWorld, sub rolloutsv1beta1.CommonStatus, finalising bo
 	return p
 }
 
-func batchReplicas(step rolloutsv1beta1.CanaryStep) intstrValue {
+func batchReplicas(step rolloutsv1beta1.CanaryStep) intstr.IntOrString {
 	if step.Replicas != nil {
 		return *step.Replicas
 	}

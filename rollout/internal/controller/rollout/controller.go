@@ -51,32 +51,32 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
-	toRollouts := handler.EnqueueRequestsFromMapFunc(r.rolloutsOf)
 	return builder.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&rolloutsv1beta1.Rollout{}).
 		Owns(&rolloutsv1beta1.BatchRelease{}).
-		Watches(&appsv1.Deployment{}, toRollouts).
-		Watches(&appsv1.StatefulSet{}, toRollouts).
-		Watches(&appsv1.DaemonSet{}, toRollouts).
+		Watches(&appsv1.Deployment{}, r.rolloutsOf("Deployment")).
+		Watches(&appsv1.StatefulSet{}, r.rolloutsOf("StatefulSet")).
+		Watches(&appsv1.DaemonSet{}, r.rolloutsOf("DaemonSet")).
 		Complete(r)
 }
 
-// rolloutsOf maps a workload to the Rollouts of its namespace that reference it.
-func (r *Reconciler) rolloutsOf(ctx context.Context, obj client.Object) []reconcile.Request {
-	list := &rolloutsv1beta1.RolloutList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
-		return nil
-	}
-	kind := obj.GetObjectKind().GroupVersionKind().Kind
-	var out []reconcile.Request
-	for _, ro := range list.Items {
-		ref := ro.Spec.WorkloadRef
-		if ref.Name == obj.GetName() && (kind == "" || ref.Kind == kind) {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ro)})
+// rolloutsOf maps a workload of a kind to the Rollouts of its namespace that reference it. The kind comes
+// from the watch: objects read from the cache carry no TypeMeta.
+func (r *Reconciler) rolloutsOf(kind string) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+		list := &rolloutsv1beta1.RolloutList{}
+		if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+			return nil
 		}
-	}
-	return out
+		var out []reconcile.Request
+		for _, ro := range list.Items {
+			if ref := ro.Spec.WorkloadRef; ref.Name == obj.GetName() && ref.Kind == kind {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ro)})
+			}
+		}
+		return out
+	})
 }
 
 // Reconcile runs one step of a Rollout.
