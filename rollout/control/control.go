@@ -20,6 +20,10 @@ import (
 // ErrWorkloadGone is returned by WorkloadControl.Read when the workload does not exist.
 var ErrWorkloadGone = errors.New("workload not found")
 
+// ErrNotObserved is returned when a control's own recent write is not in its (cached) reads yet, so acting
+// now could repeat it; the caller retries shortly, without treating it as a failure.
+var ErrNotObserved = errors.New("own recent change not observed yet")
+
 // Target is the release a control works for.
 type Target struct {
 	// Namespace and Ref name the workload.

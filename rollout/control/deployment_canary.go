@@ -106,8 +106,7 @@ func (d *deploymentCanary) UpgradeBatch(ctx context.Context, desiredUpdated int3
 	canary := matchingCanary(canaries, canaryTemplate(stable, d.t.Plan.PatchPodTemplateMetadata))
 	if canary == nil {
 		if d.creations.pending(key) {
-			// Created moments ago and not listed yet: the next call scales it.
-			return nil
+			return fmt.Errorf("canary Deployment of %s/%s: %w", d.t.Namespace, d.t.Ref.Name, ErrNotObserved)
 		}
 		if canary, err = d.create(ctx, stable); err != nil {
 			return err

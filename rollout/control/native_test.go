@@ -2,6 +2,7 @@ package control_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -142,6 +143,19 @@ func readUntil(t *testing.T, ctl control.WorkloadControl, what string, ok func(*
 		return err == nil && ok(info), err
 	})
 	return info
+}
+
+// upgradeBatch calls UpgradeBatch as the BatchRelease controller would: again while the control has not
+// observed its own last write.
+func upgradeBatch(t *testing.T, ctl control.WorkloadControl, desired int32) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("UpgradeBatch(%d)", desired), func(ctx context.Context) (bool, error) {
+		err := ctl.UpgradeBatch(ctx, desired)
+		if errors.Is(err, control.ErrNotObserved) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 }
 
 // finalizeUntilDone calls Finalize as the BatchRelease controller would, until it reports done.
@@ -419,15 +433,11 @@ func TestDeploymentCanaryRelease(t *testing.T) {
 	}
 
 	for _, desired := range []int32{1, 1, 3} {
-		if err := ctl.UpgradeBatch(t.Context(), desired); err != nil {
-			t.Fatal(err)
-		}
+		upgradeBatch(t, ctl, desired)
 	}
 	info := readUntil(t, ctl, "3 canary pods", func(i *control.WorkloadInfo) bool { return i.Controlled && i.UpdatedReadyReplicas == 3 })
 	canary := onlyCanary(t, c, ns, target.Owner)
-	if err := ctl.UpgradeBatch(t.Context(), 1); err != nil {
-		t.Fatal(err)
-	}
+	upgradeBatch(t, ctl, 1)
 	mustGet(t, c, canary)
 	if *canary.Spec.Replicas != 3 {
 		t.Errorf("canary scaled to %d by a smaller batch, want 3", *canary.Spec.Replicas)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -157,7 +158,13 @@ func (r *Reconciler) view(ctx context.Context, br *rolloutsv1beta1.BatchRelease,
 
 // apply makes the decision's workload change, then writes status and events.
 func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease, ctl control.WorkloadControl, d *plan.BatchDecision) error {
-	if err := r.act(ctx, ctl, d); err != nil {
+	err := r.act(ctx, ctl, d)
+	if errors.Is(err, control.ErrNotObserved) {
+		// Keep the status as it was, so the action is planned again once the cache has caught up.
+		d.RequeueAfter = notObservedRetry
+		return nil
+	}
+	if err != nil {
 		return r.fail(ctx, br, actionName(d.Action), err)
 	}
 	d.Status.Conditions = plan.RemoveCondition(d.Status.Conditions, plan.ConditionStalled)
@@ -219,6 +226,9 @@ func (r *Reconciler) act(ctx context.Context, ctl control.WorkloadControl, d *pl
 	}
 	return nil
 }
+
+// notObservedRetry is how soon an action waiting for the cache to show the control's own write is retried.
+const notObservedRetry = 200 * time.Millisecond
 
 // verifyInterval is how soon a finalize that waits for the workload is looked at again.
 const verifyInterval = plan.VerifyInterval
