@@ -1,0 +1,88 @@
+package luavm
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+const (
+	defaultCacheSize = 128
+	chunkName        = "script"
+)
+
+// protoCache holds compiled scripts by content hash. Protos are read-only once compiled, so states on
+// different goroutines share them.
+type protoCache struct {
+	mu       sync.Mutex
+	max      int
+	protos   map[[sha256.Size]byte]*lua.FunctionProto
+	compiles atomic.Int64 // compilations done, for tests
+}
+
+func newProtoCache(max int) *protoCache {
+	return &protoCache{max: max, protos: map[[sha256.Size]byte]*lua.FunctionProto{}}
+}
+
+// compile returns the cached proto of script, compiling it on a miss. Two callers missing at once may both
+// compile; the result is the same.
+func (c *protoCache) compile(script string) (*lua.FunctionProto, error) {
+	key := sha256.Sum256([]byte(script))
+	if proto := c.get(key); proto != nil {
+		return proto, nil
+	}
+	proto, err := compileScript(script)
+	if err != nil {
+		return nil, err
+	}
+	c.compiles.Add(1)
+	c.put(key, proto)
+	return proto, nil
+}
+
+func (c *protoCache) get(key [sha256.Size]byte) *lua.FunctionProto {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.protos[key]
+}
+
+// put stores proto, first dropping an arbitrary entry when full: scripts are few, so the bound only matters
+// against a stream of distinct ones.
+func (c *protoCache) put(key [sha256.Size]byte, proto *lua.FunctionProto) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.protos) >= c.max {
+		for k := range c.protos {
+			delete(c.protos, k)
+			break
+		}
+	}
+	c.protos[key] = proto
+}
+
+// compileScript parses script, routes its concatenations through the size guard and compiles it.
+func compileScript(script string) (*lua.FunctionProto, error) {
+	if len(script) > maxScriptBytes {
+		return nil, fmt.Errorf("%w: the script has %d bytes, more than the %d allowed", ErrScript, len(script),
+			maxScriptBytes)
+	}
+	chunk, err := parse.Parse(strings.NewReader(script), chunkName)
+	if err != nil {
+		// The parser's messages end in a newline.
+		return nil, fmt.Errorf("%w: %s", ErrScript, strings.TrimSpace(err.Error()))
+	}
+	chunk, err = guardChunk(chunk)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrScript, err)
+	}
+	proto, err := lua.Compile(chunk, chunkName)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrScript, err)
+	}
+	return proto, nil
+}

@@ -1,0 +1,191 @@
+package luavm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// toLua converts a value in json.Unmarshal's generic form: objects become tables with string keys (inserted
+// in key order, so pairs is deterministic), arrays 1-based sequences, null nil.
+func (sb *sandbox) toLua(v any) lua.LValue {
+	switch v := v.(type) {
+	case bool:
+		return lua.LBool(v)
+	case float64:
+		return lua.LNumber(v)
+	case string:
+		return lua.LString(v)
+	case []any:
+		t := sb.L.CreateTable(len(v), 0)
+		for i, e := range v {
+			t.RawSetInt(i+1, sb.toLua(e))
+		}
+		t.Metatable = sb.arrayMT
+		return t
+	case map[string]any:
+		return sb.objectToLua(v)
+	default:
+		return lua.LNil
+	}
+}
+
+func (sb *sandbox) objectToLua(m map[string]any) *lua.LTable {
+	t := sb.L.CreateTable(0, len(m))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if m[k] != nil {
+			t.RawSetString(k, sb.toLua(m[k]))
+		}
+	}
+	t.Metatable = sb.objectMT
+	return t
+}
+
+// fromLua converts v to json.Marshal-able Go values within a size budget (string bytes plus a few bytes per
+// value: a table can hold many references to one large string, which JSON repeats). An empty table that did not come
+// from JSON becomes nil when emptyAsNull is set (so it fits both maps and slices), else an empty object.
+func (sb *sandbox) fromLua(v lua.LValue, emptyAsNull bool, budget int) (any, error) {
+	e := &encoder{sb: sb, emptyAsNull: emptyAsNull, budget: budget, onPath: map[*lua.LTable]bool{}}
+	return e.value(v, 0)
+}
+
+type encoder struct {
+	sb          *sandbox
+	emptyAsNull bool
+	budget      int
+	onPath      map[*lua.LTable]bool
+}
+
+var errTooLarge = errors.New("value too large")
+
+func (e *encoder) spend(n int) error {
+	if e.budget -= n; e.budget < 0 {
+		return errTooLarge
+	}
+	return nil
+}
+
+func (e *encoder) value(v lua.LValue, depth int) (any, error) {
+	if err := e.spend(8); err != nil {
+		return nil, err
+	}
+	switch v := v.(type) {
+	case *lua.LNilType:
+		return nil, nil
+	case lua.LBool:
+		return bool(v), nil
+	case lua.LNumber:
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("cannot encode the number %v", v)
+		}
+		return float64(v), nil
+	case lua.LString:
+		return string(v), e.spend(len(v))
+	case *lua.LTable:
+		return e.table(v, depth+1)
+	default:
+		return nil, fmt.Errorf("cannot encode a %s value", v.Type().String())
+	}
+}
+
+type entry struct{ key, value lua.LValue }
+
+func (e *encoder) table(t *lua.LTable, depth int) (any, error) {
+	if e.onPath[t] {
+		return nil, errors.New("cannot encode a table that contains itself")
+	}
+	if depth > maxNesting {
+		return nil, fmt.Errorf("cannot encode tables nested more than %d levels", maxNesting)
+	}
+	e.onPath[t] = true
+	defer delete(e.onPath, t)
+	var entries []entry
+	t.ForEach(func(k, v lua.LValue) { entries = append(entries, entry{k, v}) })
+	if n, ok := e.arrayLength(t, entries); ok {
+		return e.array(entries, n, depth)
+	}
+	if len(entries) == 0 && t.Metatable != e.sb.objectMT && e.emptyAsNull {
+		return nil, nil
+	}
+	return e.object(entries, depth)
+}
+
+// arrayLength decides whether t goes out as an array and how long: a table from a JSON array whenever its
+// keys allow, another table when its keys are 1..n with few holes (nil elements become null).
+func (e *encoder) arrayLength(t *lua.LTable, entries []entry) (int, bool) {
+	if t.Metatable == e.sb.objectMT || (len(entries) == 0 && t.Metatable != e.sb.arrayMT) {
+		return 0, false
+	}
+	highest := 0.0
+	for _, en := range entries {
+		k, ok := en.key.(lua.LNumber)
+		if !ok || float64(k) < 1 || float64(k) != math.Trunc(float64(k)) {
+			return 0, false
+		}
+		highest = max(highest, float64(k))
+	}
+	n := len(entries)
+	if t.Metatable != e.sb.arrayMT && highest > float64(max(2*n, 10)) {
+		return 0, false
+	}
+	if highest > float64(e.budget/8) {
+		return 0, false
+	}
+	return int(highest), true
+}
+
+func (e *encoder) array(entries []entry, n int, depth int) (any, error) {
+	if err := e.spend(8 * n); err != nil {
+		return nil, err
+	}
+	out := make([]any, n)
+	for _, en := range entries {
+		v, err := e.value(en.value, depth)
+		if err != nil {
+			return nil, err
+		}
+		out[int(en.key.(lua.LNumber))-1] = v
+	}
+	return out, nil
+}
+
+func (e *encoder) object(entries []entry, depth int) (any, error) {
+	out := make(map[string]any, len(entries))
+	for _, en := range entries {
+		k, err := objectKey(en.key)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.spend(len(k)); err != nil {
+			return nil, err
+		}
+		if out[k], err = e.value(en.value, depth); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// objectKey names a table key in JSON: strings as they are, numbers in Lua's notation.
+func objectKey(k lua.LValue) (string, error) {
+	switch k := k.(type) {
+	case lua.LString:
+		return string(k), nil
+	case lua.LNumber:
+		if f := float64(k); f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return strconv.FormatInt(int64(f), 10), nil
+		}
+		return k.String(), nil
+	default:
+		return "", fmt.Errorf("cannot encode a table key of type %s", k.Type().String())
+	}
+}
