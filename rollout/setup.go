@@ -21,6 +21,11 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/rollouthistory"
 	"github.com/flotilla-dev/flotilla/rollout/internal/metrics"
 	"github.com/flotilla-dev/flotilla/rollout/module"
+	"github.com/flotilla-dev/flotilla/trafficrouting"
+	"github.com/flotilla-dev/flotilla/trafficrouting/custom"
+	"github.com/flotilla-dev/flotilla/trafficrouting/gateway"
+	"github.com/flotilla-dev/flotilla/trafficrouting/ingress"
+	"github.com/flotilla-dev/flotilla/trafficrouting/luavm"
 	"github.com/flotilla-dev/flotilla/webhooks"
 )
 
@@ -50,7 +55,21 @@ const (
 	gateAdvancedDeployment         = "AdvancedDeployment"
 	gateKeepWorkloadPausedOnDelete = "KeepWorkloadPausedOnRolloutDeletion"
 	gateRolloutHistory             = "RolloutHistory"
+	gateAppendPodSelector          = "AppendPodSelector"
 )
+
+// trafficProviders is the engine's explicit list of traffic routing providers, in the order they are applied.
+// Lua scripts may be overridden from the configuration ConfigMap, read live because it is read rarely (once
+// per routing change) and caching every ConfigMap of the cluster would cost far more.
+func trafficProviders(mgr manager.Manager, namespace string) *trafficrouting.Registry {
+	vm := luavm.New(luavm.Options{})
+	scripts := trafficrouting.ConfigMapScripts{Reader: mgr.GetAPIReader(), Namespace: namespace}
+	r := trafficrouting.NewRegistry()
+	r.Register("ingress", ingress.Factory(mgr.GetClient(), vm, scripts))
+	r.Register("gateway", gateway.Factory(mgr.GetClient(), mgr.GetRESTMapper()))
+	r.Register("custom", custom.Factory(mgr.GetClient(), vm, scripts))
+	return r
+}
 
 func setupControllers(mgr manager.Manager, opts module.Options) error {
 	engineMetrics, err := metrics.NewEngine(ctrlmetrics.Registry)
@@ -61,6 +80,8 @@ func setupControllers(mgr manager.Manager, opts module.Options) error {
 		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
 		Recorder:           mgr.GetEventRecorder(rolloutcontroller.ControllerName),
 		KeepPausedOnDelete: opts.Features[gateKeepWorkloadPausedOnDelete],
+		Traffic:            trafficProviders(mgr, opts.Namespace),
+		AppendPodSelector:  opts.Features[gateAppendPodSelector],
 	}
 	batches := &batchrelease.Reconciler{
 		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{}, Metrics: engineMetrics,

@@ -24,6 +24,8 @@ type Options struct {
 	Conversions conversion.Registry
 	// Controls is the engine's workload-control registry; workload modules add their kinds to it.
 	Controls *control.Registry
+	// Namespace is the namespace the manager runs in; its configuration ConfigMap lives there.
+	Namespace string
 }
 
 // Module is one entry of the manager's module table.

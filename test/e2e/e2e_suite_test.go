@@ -66,6 +66,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	By("starting the local cluster")
 	c, err := cluster.Start(ctx, cluster.Options{
 		ControllerManager: true,
+		GatewayAPI:        true,
 		Scheduler:         true,
 		Nodes:             3,
 		Log:               GinkgoWriter,

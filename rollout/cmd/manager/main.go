@@ -21,6 +21,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/flotilla-dev/flotilla/rollout"
 	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
@@ -46,6 +48,8 @@ func newScheme() *runtime.Scheme {
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
 		rolloutsv1alpha1.AddToScheme, rolloutsv1beta1.AddToScheme,
 		kruiseappsv1alpha1.AddToScheme, kruiseappsv1beta1.AddToScheme, kruisepolicyv1alpha1.AddToScheme,
+		// HTTPRoutes the Gateway API traffic provider changes.
+		gatewayv1.Install, gatewayv1beta1.Install,
 	} {
 		utilruntime.Must(add(s))
 	}
@@ -144,7 +148,8 @@ func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversio
 	for _, s := range skipped {
 		log.Info("Skipping module", "module", s.Name, "reason", s.Reason)
 	}
-	mopts := module.Options{Features: featureMap(opts.featureGates), Conversions: conversions, Controls: control.NewRegistry()}
+	mopts := module.Options{Features: featureMap(opts.featureGates), Conversions: conversions, Controls: control.NewRegistry(),
+		Namespace: opts.webhookNamespace}
 	for _, m := range run {
 		if err := m.Setup(ctx, mgr, mopts); err != nil {
 			return fmt.Errorf("setting up module %s: %w", m.Name, err)

@@ -28,6 +28,7 @@ const (
 	ReasonInvalid            = "InvalidSpec"
 	ReasonTrafficUnavailable = "TrafficRoutingUnavailable"
 	ReasonBatchReleaseFailed = "BatchReleaseFailed"
+	ReasonTrafficFailed      = "TrafficRoutingFailed"
 )
 
 // Health is how a Rollout stands, as kstatus should see it.
@@ -68,7 +69,7 @@ func setOrRemove(conds []rolloutsv1beta1.RolloutCondition, t rolloutsv1beta1.Rol
 var ownReasons = map[string]bool{
 	ReasonCompleted: true, ReasonProgressing: true, ReasonAwaitingApproval: true, ReasonPaused: true,
 	ReasonWorkloadNotFound: true, ReasonDisabled: true, ReasonTerminating: true, ReasonInvalid: true,
-	ReasonTrafficUnavailable: true, ReasonBatchReleaseFailed: true, "": true,
+	ReasonTrafficUnavailable: true, ReasonBatchReleaseFailed: true, ReasonTrafficFailed: true, "": true,
 }
 
 // NewCondition builds a condition without timestamps; SetCondition stamps them.

@@ -66,6 +66,8 @@ type RolloutWorld struct {
 	KeepPausedOnDelete bool
 	// TrafficUnavailable: the Rollout routes traffic but no traffic provider runs in this manager.
 	TrafficUnavailable bool
+	// Traffic is the outcome of the traffic task PlanTraffic named for the status read (nil: none ran).
+	Traffic *TrafficObs
 }
 
 // RolloutDecision is what the controller applies: the status, the BatchRelease it wants, and side effects.
@@ -331,13 +333,21 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 		sub.CurrentStepState = rolloutsv1beta1.CanaryStepStateInit
 		d.Events = append(d.Events, "the step plan changed; continuing from the current step")
 	}
+	routed := !w.NoTraffic && !w.TrafficUnavailable
+	hold := routed && !stepTrafficReady(d, w, sub)
+	step := sub.CurrentStepIndex
 	res := Advance(*sub, StepWorld{
 		Now: w.Now, Steps: steps, BlueGreen: w.Spec.Strategy.BlueGreen != nil,
-		ReadyStep: readyStep(w), NoTraffic: w.NoTraffic,
+		ReadyStep: readyStep(w), NoTraffic: w.NoTraffic, TrafficStep: trafficStep(d, w, sub),
 	})
 	*sub = res.Status
+	if routed && sub.CurrentStepIndex != step {
+		// A new step: its Services and routes are prepared by the next reconcile, before its batch grows.
+		hold = true
+		d.RequeueAfter = soonest(d.RequeueAfter, trafficRecheck)
+	}
 	d.Events = append(d.Events, res.Events...)
-	d.RequeueAfter = res.RequeueAfter
+	d.RequeueAfter = soonest(d.RequeueAfter, res.RequeueAfter)
 	d.Status.Message = StepMessage(*sub, steps)
 	if res.AwaitingApproval {
 		d.Health = Health{Stalled: true, Reason: ReasonAwaitingApproval, Message: d.Status.Message}
@@ -351,12 +361,59 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 		d.Status.Message = MsgTrafficUnavailable
 		d.Health = Health{Stalled: true, Reason: ReasonTrafficUnavailable, Message: MsgTrafficUnavailable}
 	}
+	if w.Traffic != nil && w.Traffic.Failure != "" {
+		msg := "traffic routing failed: " + w.Traffic.Failure
+		d.Status.Message = msg
+		d.Health = Health{Stalled: true, Reason: ReasonTrafficFailed, Message: msg}
+	}
 	if sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted {
 		setProgressing(d, rolloutsv1beta1.ProgressingReasonFinalising, MsgFinalising, w.Now)
 		finishRelease(d, w, rolloutsv1beta1.FinaliseReasonSuccess)
 		return
 	}
-	d.Plan = releasePlan(w, *sub, false)
+	d.Plan = heldPlan(w, *sub, hold)
+}
+
+// stepTrafficReady: the network is ready for the current step's batch to grow. Before a traffic step the
+// canary Service exists and the stable Service selects only stable pods, so new pods never receive stable
+// traffic; before a step that routes nothing the previous step's routes are gone.
+func stepTrafficReady(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonStatus) bool {
+	if sub.CurrentStepState != rolloutsv1beta1.CanaryStepStateInit && sub.CurrentStepState != rolloutsv1beta1.CanaryStepStateUpgrade {
+		return true
+	}
+	return trafficSettled(d, w, sub.CurrentStepIndex, TrafficPrepare, TrafficClear)
+}
+
+// trafficStep is the step whose routes are in place and settled (0: none).
+func trafficStep(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonStatus) int32 {
+	if w.NoTraffic || w.Traffic == nil || w.Traffic.Task.Step != sub.CurrentStepIndex {
+		return 0
+	}
+	if sub.CurrentStepState != rolloutsv1beta1.CanaryStepStateTrafficRouting && w.Traffic.Task.Kind != TrafficClear {
+		return 0
+	}
+	if !trafficSettled(d, w, sub.CurrentStepIndex, TrafficRoute, TrafficClear) {
+		return 0
+	}
+	return sub.CurrentStepIndex
+}
+
+// heldPlan is the release plan of the current step, or, while the network is not ready for it, of the step
+// before (no BatchRelease at all before the first).
+func heldPlan(w RolloutWorld, sub rolloutsv1beta1.CommonStatus, hold bool) *rolloutsv1beta1.ReleasePlan {
+	p := releasePlan(w, sub, false)
+	if !hold {
+		return p
+	}
+	if sub.CurrentStepIndex <= 1 {
+		if w.Batch == nil {
+			return nil
+		}
+		return p
+	}
+	previous := sub.CurrentStepIndex - 2
+	p.BatchPartition = &previous
+	return p
 }
 
 func readyStep(w RolloutWorld) int32 {
@@ -436,7 +493,7 @@ func finalisingStepDone(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1
 		return w.Batch == nil
 	default:
 		// Service and route steps: nothing to restore when the Rollout routes no traffic.
-		return w.NoTraffic
+		return w.NoTraffic || w.TrafficUnavailable || trafficSettled(d, w, 0, TrafficTaskKind(sub.FinalisingStep))
 	}
 }
 

@@ -29,6 +29,8 @@ type sim struct {
 	keep     bool
 	now      time.Time
 	log      []string
+	// net is the simulated network of a Rollout with traffic routing (nil: none).
+	net *simNet
 }
 
 func newSim(t *testing.T, steps ...rolloutsv1beta1.CanaryStep) *sim {
@@ -52,7 +54,10 @@ func (s *sim) batch() *BatchObs {
 
 // reconcile plans once, applies the decision the way the controller does and logs the outcome.
 func (s *sim) reconcile(note string) RolloutDecision {
-	w := RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Deleting: s.deleting, Workload: s.workload, Batch: s.batch(), NoTraffic: true, KeepPausedOnDelete: s.keep}
+	w := RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Deleting: s.deleting, Workload: s.workload, Batch: s.batch(), NoTraffic: s.net == nil, KeepPausedOnDelete: s.keep}
+	if s.net != nil {
+		w.Traffic = s.net.run(s.t, s.now, s.status, s.spec)
+	}
 	if s.gone {
 		w.Workload = nil
 	}
@@ -89,7 +94,11 @@ func (s *sim) line(note string, d RolloutDecision) string {
 	if d.Finished != "" {
 		br += " finished:" + d.Finished
 	}
-	return fmt.Sprintf("%-22s | %-11s | %-44s | %-24s | %s | %s | events=%q", note, st.Phase, step, br, health(st), st.Message, d.Events)
+	line := fmt.Sprintf("%-22s | %-11s | %-44s | %-24s | %s | %s | events=%q", note, st.Phase, step, br, health(st), st.Message, d.Events)
+	if s.net != nil {
+		line += fmt.Sprintf(" | net: %s requeue=%v", s.net, d.RequeueAfter)
+	}
+	return line
 }
 
 func health(st rolloutsv1beta1.RolloutStatus) string {

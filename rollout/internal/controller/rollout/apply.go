@@ -33,6 +33,9 @@ func (r *Reconciler) apply(ctx context.Context, ro *rolloutsv1beta1.Rollout, obs
 		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "Progressing", "Reconcile", "%s", e)
 	}
 	r.Metrics.ReleaseFinished(d.Finished)
+	if d.Finished != "" {
+		r.changes.forget(ro.UID)
+	}
 	if d.RemoveFinalizer {
 		return r.removeFinalizer(ctx, ro)
 	}
@@ -57,7 +60,7 @@ func (r *Reconciler) createBatch(ctx context.Context, ro *rolloutsv1beta1.Rollou
 		ObjectMeta: metav1.ObjectMeta{
 			Name: ro.Name, Namespace: ro.Namespace,
 			Annotations:     batchAnnotations(ro),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ro, rolloutsv1beta1.GroupVersion.WithKind("Rollout"))},
+			OwnerReferences: []metav1.OwnerReference{*ownerRef(ro)},
 		},
 		Spec: rolloutsv1beta1.BatchReleaseSpec{WorkloadRef: ro.Spec.WorkloadRef, ReleasePlan: p},
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/reconcileutil"
 	"github.com/flotilla-dev/flotilla/rollout/internal/metrics"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
+	"github.com/flotilla-dev/flotilla/trafficrouting"
 )
 
 // ControllerName is the controller's name in logs, metrics and events.
@@ -40,9 +41,16 @@ type Reconciler struct {
 	// written remembers, per Rollout, the resourceVersion its last status write replaced, so a reconcile
 	// that reads that very version from a cache not caught up yet waits instead of acting on old status.
 	written staleVersions
+	// changes remembers the last network change of each Rollout, for its grace period.
+	changes networkChanges
 	// KeepPausedOnDelete is the KeepWorkloadPausedOnRolloutDeletion gate: a Rollout deleted mid-release
 	// leaves its workload as the last batch made it.
 	KeepPausedOnDelete bool
+	// Traffic builds the traffic routing providers of a Rollout; empty means none runs in this manager.
+	Traffic *trafficrouting.Registry
+	// AppendPodSelector is the gate of the same name: patchPodTemplateMetadata labels extend the canary
+	// Service selector.
+	AppendPodSelector bool
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts,verbs=get;list;watch;update;patch
@@ -115,8 +123,7 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 		Deleting:           !ro.DeletionTimestamp.IsZero(),
 		NoTraffic:          len(ro.Spec.Strategy.GetTrafficRoutings()) == 0,
 		KeepPausedOnDelete: r.KeepPausedOnDelete,
-		// No traffic provider is wired into the engine yet: a Rollout that routes traffic says so and waits.
-		TrafficUnavailable: len(ro.Spec.Strategy.GetTrafficRoutings()) > 0,
+		TrafficUnavailable: len(ro.Spec.Strategy.GetTrafficRoutings()) > 0 && r.Traffic.Empty(),
 	}}
 	info, err := r.readWorkload(ctx, ro)
 	if err != nil {
@@ -134,6 +141,7 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 		obs.batch = br
 		obs.world.Batch = batchObs(br)
 	}
+	obs.world.Traffic = r.runTraffic(ctx, ro)
 	return obs, nil
 }
 
