@@ -7,6 +7,7 @@ package e2e
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -64,7 +65,11 @@ func errorText(v any) (string, bool) {
 var _ = BeforeSuite(func(ctx SpecContext) {
 	// Both the cluster and the manager outlive ctx; they end in DeferCleanup.
 	By("starting the local cluster")
+	root, err := cluster.RepoRoot()
+	failOnError(err, "finding the repository")
 	c, err := cluster.Start(ctx, cluster.Options{
+		// Flotilla's CRDs, and stand-ins for Istio's that the Lua traffic provider changes.
+		CRDDirs:           []string{filepath.Join(root, "charts/flotilla/crds"), filepath.Join(root, "trafficrouting/custom/testdata/crds")},
 		ControllerManager: true,
 		GatewayAPI:        true,
 		Scheduler:         true,

@@ -7,10 +7,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/flotilla-dev/flotilla/test/e2e/framework"
 )
 
 var httpRoutes = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
@@ -203,3 +207,148 @@ func (s *story) condition(ctx context.Context, t string) string {
 	}
 	return ""
 }
+
+var (
+	virtualServices  = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1beta1", Resource: "virtualservices"}
+	destinationRules = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1beta1", Resource: "destinationrules"}
+)
+
+const appVirtualService = `
+apiVersion: networking.istio.io/v1beta1
+kind: VirtualService
+metadata: {name: app}
+spec:
+  hosts: [app.example]
+  http:
+  - route:
+    - destination: {host: app}`
+
+const appDestinationRule = `
+apiVersion: networking.istio.io/v1beta1
+kind: DestinationRule
+metadata: {name: app}
+spec:
+  host: app
+  subsets:
+  - {name: stable, labels: {app: app}}`
+
+// istioObject reads an Istio object's spec and annotations.
+func (s *story) istioObject(ctx context.Context, gvr schema.GroupVersionResource) (map[string]any, map[string]string) {
+	GinkgoHelper()
+	obj, err := dyn.Resource(gvr).Namespace(s.ns).Get(ctx, appName, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	return spec, obj.GetAnnotations()
+}
+
+var _ = Describe("Traffic routing through Lua and scripts from the configuration", func() {
+	It("runs an Istio VirtualService + DestinationRule canary through the built-in Lua scripts", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 4)
+		s.createYAML(ctx, appService, appVirtualService, appDestinationRule)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		vsBefore, _ := s.istioObject(ctx, virtualServices)
+		drBefore, _ := s.istioObject(ctx, destinationRules)
+		s.rollout(ctx, `canary:
+  steps:
+  - {replicas: 1, traffic: 20%}
+  - {replicas: 100%}
+  trafficRoutings:
+  - service: app
+    gracePeriodSeconds: 0
+    customNetworkRefs:
+    - {apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: app}
+    - {apiVersion: networking.istio.io/v1beta1, kind: DestinationRule, name: app}`)
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+
+		vs, annotations := s.istioObject(ctx, virtualServices)
+		routes, _, _ := unstructured.NestedSlice(vs, "http")
+		Expect(routes).To(HaveLen(1))
+		Expect(routes[0]).To(HaveKeyWithValue("route", ConsistOf(
+			map[string]any{"destination": map[string]any{"host": "app"}, "weight": int64(80)},
+			map[string]any{"destination": map[string]any{"host": "app-canary"}, "weight": int64(20)},
+		)))
+		Expect(annotations).To(HaveKey("rollouts.kruise.io/original-spec-configuration"))
+		dr, _ := s.istioObject(ctx, destinationRules)
+		subsets, _, _ := unstructured.NestedSlice(dr, "subsets")
+		Expect(subsets).To(ContainElement(HaveKeyWithValue("name", "canary")))
+
+		s.approve(ctx)
+		s.waitPhase(ctx, "Healthy")
+		s.waitPods(ctx, map[string]int{"v2": 4})
+		Eventually(func() map[string]any { spec, _ := s.istioObject(ctx, virtualServices); return spec }).WithContext(ctx).
+			WithTimeout(time.Minute).WithPolling(poll).Should(Equal(vsBefore), "the VirtualService is restored exactly")
+		drAfter, drAnnotations := s.istioObject(ctx, destinationRules)
+		Expect(drAfter).To(Equal(drBefore))
+		Expect(drAnnotations).NotTo(HaveKey("rollouts.kruise.io/original-spec-configuration"))
+	})
+
+	It("routes by cookie on nginx, and uses an ingress class script from the configuration ConfigMap", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 2)
+		s.createYAML(ctx, appService, appIngress)
+		s.waitPods(ctx, map[string]int{"v1": 2})
+		s.rollout(ctx, `canary:
+  steps:
+  - replicas: 1
+    matches:
+    - headers: [{name: canary-by-cookie, value: beta}]
+  - {replicas: 100%}
+  trafficRoutings:
+  - {service: app, gracePeriodSeconds: 0, ingress: {name: app}}`)
+		world := trafficWorld{ns: s.ns}
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		Expect(world.canaryAnnotations(ctx, "app")).To(Equal(map[string]string{"canary": "true", "canary-by-cookie": "beta"}))
+		s.approve(ctx)
+		s.waitPhase(ctx, "Healthy")
+		world.expectNoCanary(ctx, "app", "app")
+
+		By("a class only the configuration ConfigMap knows")
+		ensureNamespace(ctx, framework.DefaultWebhookNamespace)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kruise-rollout-configuration", Namespace: framework.DefaultWebhookNamespace},
+			Data: map[string]string{"lua.traffic.routing.ingress.acme": `
+local out = {}
+out["acme.example/canary"] = "on"
+out["acme.example/percent"] = obj.weight
+return out`}}
+		_, err := kube.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx SpecContext) {
+			_ = kube.CoreV1().ConfigMaps(cm.Namespace).Delete(ctx, cm.Name, metav1.DeleteOptions{})
+		})
+		s.specPatch(ctx, `{"spec":{"strategy":{"canary":{"steps":[{"replicas":1,"traffic":"30%"},{"replicas":"100%"}],
+			"trafficRoutings":[{"service":"app","gracePeriodSeconds":0,"ingress":{"name":"app","classType":"acme"}}]}}}}`)
+		s.setVersion(ctx, "v3")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		ing, err := world.ingress(ctx, "app-canary")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ing.Annotations).To(Equal(map[string]string{"acme.example/canary": "on", "acme.example/percent": "30"}))
+	})
+
+	It("restores everything when the Rollout is deleted mid-canary", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 2)
+		s.createYAML(ctx, appService, appIngress)
+		s.waitPods(ctx, map[string]int{"v1": 2})
+		s.rollout(ctx, `canary:
+  steps:
+  - {replicas: 1, traffic: 50%}
+  - {replicas: 100%}
+  trafficRoutings:
+  - {service: app, gracePeriodSeconds: 0, ingress: {name: app}}`)
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		world := trafficWorld{ns: s.ns}
+		Expect(world.canaryAnnotations(ctx, "app")).To(HaveKeyWithValue("canary-weight", "50"))
+
+		Expect(dyn.Resource(rolloutsV1beta1).Namespace(s.ns).Delete(ctx, appName, metav1.DeleteOptions{})).To(Succeed())
+		Eventually(func() bool {
+			_, err := dyn.Resource(rolloutsV1beta1).Namespace(s.ns).Get(ctx, appName, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(BeTrue())
+		world.expectNoCanary(ctx, "app", "app")
+		svc, err := world.service(ctx, "app")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(svc.Spec.Selector).To(Equal(map[string]string{"app": "app"}))
+		s.waitPods(ctx, map[string]int{"v2": 2})
+	})
+})
