@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -251,13 +250,5 @@ func (r *Reconciler) releaseFinalizer(ctx context.Context, br *rolloutsv1beta1.B
 	if br.DeletionTimestamp.IsZero() || st.Phase != rolloutsv1beta1.RolloutPhaseCompleted {
 		return nil
 	}
-	orig := br.DeepCopy()
-	if !controllerutil.RemoveFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
-		return nil
-	}
-	err := r.Client.Patch(ctx, br, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	return reconcileutil.RemoveFinalizer(ctx, r.Client, br, rolloutsv1beta1.BatchReleaseFinalizer)
 }

@@ -26,16 +26,31 @@ func RetryConflicts(err error) (reconcile.Result, error) {
 
 // EnsureFinalizer adds finalizer to obj unless obj is being deleted or already has it.
 func EnsureFinalizer(ctx context.Context, c client.Client, obj client.Object, finalizer string) error {
-	if !obj.GetDeletionTimestamp().IsZero() || controllerutil.ContainsFinalizer(obj, finalizer) {
+	if !obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
+	return PatchFinalizers(ctx, c, obj, func(o client.Object) bool { return controllerutil.AddFinalizer(o, finalizer) })
+}
+
+// RemoveFinalizer removes finalizer from obj; an object already gone is fine.
+func RemoveFinalizer(ctx context.Context, c client.Client, obj client.Object, finalizer string) error {
+	return PatchFinalizers(ctx, c, obj, func(o client.Object) bool { return controllerutil.RemoveFinalizer(o, finalizer) })
+}
+
+// PatchFinalizers applies change to obj's finalizers and writes them if it changed anything. A merge patch
+// replaces the whole list, so it is guarded by resourceVersion: a finalizer someone else added since the read
+// is never dropped; the conflict makes the caller retry.
+func PatchFinalizers(ctx context.Context, c client.Client, obj client.Object, change func(client.Object) bool) error {
 	orig, ok := obj.DeepCopyObject().(client.Object)
 	if !ok {
 		return fmt.Errorf("copying %T", obj)
 	}
-	controllerutil.AddFinalizer(obj, finalizer)
-	if err := c.Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("adding finalizer: %w", err)
+	if !change(obj) {
+		return nil
+	}
+	err := c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("updating the finalizers of %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
 }
