@@ -19,6 +19,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/nativedaemonset"
 	rolloutcontroller "github.com/flotilla-dev/flotilla/rollout/internal/controller/rollout"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/rollouthistory"
+	trafficroutingcontroller "github.com/flotilla-dev/flotilla/rollout/internal/controller/trafficrouting"
 	"github.com/flotilla-dev/flotilla/rollout/internal/metrics"
 	"github.com/flotilla-dev/flotilla/rollout/module"
 	"github.com/flotilla-dev/flotilla/trafficrouting"
@@ -59,11 +60,11 @@ const (
 )
 
 // trafficProviders is the engine's explicit list of traffic routing providers, in the order they are applied.
-// Lua scripts may be overridden from the configuration ConfigMap, read live because it is read rarely (once
-// per routing change) and caching every ConfigMap of the cluster would cost far more.
+// Lua scripts may be overridden from the configuration ConfigMap, read from the cache (the manager caches
+// ConfigMaps of its own namespace only).
 func trafficProviders(mgr manager.Manager, namespace string) *trafficrouting.Registry {
 	vm := luavm.New(luavm.Options{})
-	scripts := trafficrouting.ConfigMapScripts{Reader: mgr.GetAPIReader(), Namespace: namespace}
+	scripts := trafficrouting.ConfigMapScripts{Reader: mgr.GetClient(), Namespace: namespace}
 	r := trafficrouting.NewRegistry()
 	r.Register("ingress", ingress.Factory(mgr.GetClient(), vm, scripts))
 	r.Register("gateway", gateway.Factory(mgr.GetClient(), mgr.GetRESTMapper()))
@@ -76,18 +77,24 @@ func setupControllers(mgr manager.Manager, opts module.Options) error {
 	if err != nil {
 		return err
 	}
+	// One registry for both: the Rollout controller and the TrafficRouting controller drive the same providers.
+	traffic := trafficProviders(mgr, opts.Namespace)
 	rollouts := &rolloutcontroller.Reconciler{
 		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
 		Recorder:           mgr.GetEventRecorder(rolloutcontroller.ControllerName),
 		KeepPausedOnDelete: opts.Features[gateKeepWorkloadPausedOnDelete],
-		Traffic:            trafficProviders(mgr, opts.Namespace),
+		Traffic:            traffic,
 		AppendPodSelector:  opts.Features[gateAppendPodSelector],
+	}
+	trafficRoutings := &trafficroutingcontroller.Reconciler{
+		Client: mgr.GetClient(), Clock: clock.RealClock{}, Traffic: traffic,
+		Recorder: mgr.GetEventRecorder(trafficroutingcontroller.ControllerName),
 	}
 	batches := &batchrelease.Reconciler{
 		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
 		Recorder: mgr.GetEventRecorder(batchrelease.ControllerName),
 	}
-	setups := []func(manager.Manager) error{rollouts.SetupWithManager, batches.SetupWithManager, nativedaemonset.SetupWithManager}
+	setups := []func(manager.Manager) error{rollouts.SetupWithManager, batches.SetupWithManager, trafficRoutings.SetupWithManager, nativedaemonset.SetupWithManager}
 	if opts.Features[gateAdvancedDeployment] {
 		setups = append(setups, deployment.SetupWithManager)
 	}

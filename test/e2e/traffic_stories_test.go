@@ -352,3 +352,58 @@ return out`}}
 		s.waitPods(ctx, map[string]int{"v2": 2})
 	})
 })
+
+var trafficRoutingsV1alpha1 = schema.GroupVersionResource{Group: "rollouts.kruise.io", Version: "v1alpha1", Resource: "trafficroutings"}
+
+// trafficRouting reads a TrafficRouting's phase and finalizers.
+func (s *story) trafficRouting(ctx context.Context, name string) (string, []string) {
+	GinkgoHelper()
+	obj, err := dyn.Resource(trafficRoutingsV1alpha1).Namespace(s.ns).Get(ctx, name, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+	return phase, obj.GetFinalizers()
+}
+
+var _ = Describe("End-to-end canary through a TrafficRouting", func() {
+	It("routes the TrafficRouting's strategy while the Rollout that names it releases, and restores it after", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 2)
+		s.createYAML(ctx, appService, appVirtualService, `
+apiVersion: rollouts.kruise.io/v1alpha1
+kind: TrafficRouting
+metadata: {name: mesh}
+spec:
+  objectRef:
+  - service: app
+    gracePeriodSeconds: 0
+    customNetworkRefs:
+    - {apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: app}
+  strategy:
+    matches:
+    - headers: [{type: Exact, name: x-release, value: canary}]`)
+		s.waitPods(ctx, map[string]int{"v1": 2})
+		vsBefore, _ := s.istioObject(ctx, virtualServices)
+		phase := func() string { p, _ := s.trafficRouting(ctx, "mesh"); return p }
+		Eventually(phase).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(Equal("Healthy"))
+
+		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n  - replicas: 100%")
+		s.specPatch(ctx, `{"metadata":{"annotations":{"rollouts.kruise.io/trafficrouting":"mesh"}}}`)
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		Eventually(phase).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(Equal("Progressing"))
+		_, finalizers := s.trafficRouting(ctx, "mesh")
+		Expect(finalizers).To(ContainElement("progressing.rollouts.kruise.io/" + appName))
+		vs, _ := s.istioObject(ctx, virtualServices)
+		routes, _, _ := unstructured.NestedSlice(vs, "http")
+		Expect(routes).To(HaveLen(2), "a route for the header in front of the original one")
+		Expect(routes[0]).To(HaveKeyWithValue("match", ConsistOf(HaveKeyWithValue("headers",
+			HaveKeyWithValue("x-release", HaveKeyWithValue("exact", "canary"))))))
+
+		s.approve(ctx)
+		s.waitPhase(ctx, "Healthy")
+		Eventually(phase).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(Equal("Healthy"))
+		_, finalizers = s.trafficRouting(ctx, "mesh")
+		Expect(finalizers).To(Equal([]string{"rollouts.kruise.io/trafficrouting"}))
+		Eventually(func() map[string]any { spec, _ := s.istioObject(ctx, virtualServices); return spec }).WithContext(ctx).
+			WithTimeout(time.Minute).WithPolling(poll).Should(Equal(vsBefore))
+	})
+})

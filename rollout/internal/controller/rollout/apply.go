@@ -9,9 +9,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/reconcileutil"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
 
@@ -27,6 +27,9 @@ func (r *Reconciler) apply(ctx context.Context, ro *rolloutsv1beta1.Rollout, obs
 		return err
 	}
 	if err := r.patchStatus(ctx, ro, d.Status); err != nil {
+		return err
+	}
+	if err := r.syncTrafficRoutingRef(ctx, ro, d.Status); err != nil {
 		return err
 	}
 	for _, e := range d.Events {
@@ -136,12 +139,5 @@ func (r *Reconciler) patchStatus(ctx context.Context, ro *rolloutsv1beta1.Rollou
 }
 
 func (r *Reconciler) removeFinalizer(ctx context.Context, ro *rolloutsv1beta1.Rollout) error {
-	orig := ro.DeepCopy()
-	if !controllerutil.RemoveFinalizer(ro, rolloutsv1beta1.RolloutFinalizer) {
-		return nil
-	}
-	if err := r.Client.Patch(ctx, ro, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("removing finalizer: %w", err)
-	}
-	return nil
+	return reconcileutil.RemoveFinalizer(ctx, r.Client, ro, rolloutsv1beta1.RolloutFinalizer)
 }
