@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +16,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/component-base/featuregate"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -102,11 +105,20 @@ func newManager(opts options) (ctrl.Manager, error) {
 		LeaderElectionID:        "flotilla-manager.kruise.io",
 		LeaderElectionNamespace: opts.leaderElectionNS,
 		WebhookServer:           webhook.NewServer(webhook.Options{Port: opts.webhookPort, CertDir: opts.webhookCertDir}),
+		Cache:                   cacheOptions(opts),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	return mgr, nil
+}
+
+// cacheOptions narrows what the manager caches: ConfigMaps only from its own namespace, where the
+// configuration ConfigMap (traffic scripts) lives; caching every ConfigMap of a cluster would cost far more.
+func cacheOptions(opts options) cache.Options {
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{opts.webhookNamespace: {}}},
+	}}
 }
 
 // setup wires the webhook certificates, the selected modules and the probes.
