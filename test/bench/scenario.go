@@ -31,6 +31,8 @@ func Scenarios() []Scenario {
 		apiserverFloor(),
 		managerIdle(),
 		deploymentRollout(),
+		canaryTrafficStep(),
+		luaEval(),
 		microBenchmarks(),
 	}
 }

@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+// nginxWeightAnnotation is the annotation the nginx script writes the
+// step's weight to.
+const nginxWeightAnnotation = "nginx.ingress.kubernetes.io/canary-weight"
+
+// weightChanges marks each change of the canary Ingress's canary-weight,
+// with the weight as the value; an Ingress without one marks nothing.
+type weightChanges struct {
+	last int64
+	*marks
+}
+
+func newWeightChanges() *weightChanges { return &weightChanges{last: -1, marks: newMarks()} }
+
+func (w *weightChanges) observe(at time.Time, obj runtime.Object) {
+	ing, ok := obj.(*networkingv1.Ingress)
+	if !ok {
+		return
+	}
+	v, err := strconv.ParseInt(ing.Annotations[nginxWeightAnnotation], 10, 32)
+	if err != nil || v == w.last {
+		return
+	}
+	w.last = v
+	w.add(v, at)
+}
+
+// routingSteps marks each step the Rollout is seen routing traffic for:
+// Progressing in StepTrafficRouting.
+type routingSteps struct {
+	last int32
+	*marks
+}
+
+func (r *routingSteps) observe(at time.Time, obj runtime.Object) {
+	ro, err := rolloutFrom(obj)
+	if err != nil {
+		return
+	}
+	sub := ro.Status.CanaryStatus
+	if sub == nil || ro.Status.Phase != rolloutsv1beta1.RolloutPhaseProgressing ||
+		sub.CurrentStepState != rolloutsv1beta1.CanaryStepStateTrafficRouting || sub.CurrentStepIndex <= r.last {
+		return
+	}
+	r.last = sub.CurrentStepIndex
+	r.add(int64(r.last), at)
+}
+
+// both hands every event to two handlers, in order.
+func both(a, b handler) handler {
+	return func(at time.Time, obj runtime.Object) {
+		a(at, obj)
+		b(at, obj)
+	}
+}
+
+// The watches of releasewatch.go follow releaseNamespace; these take the
+// namespace.
+
+func podWatchIn(kube kubernetes.Interface, namespace, selector string) cache.WatchFuncWithContext {
+	return func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		opts.LabelSelector = selector
+		return kube.CoreV1().Pods(namespace).Watch(ctx, opts)
+	}
+}
+
+func replicaSetWatchIn(kube kubernetes.Interface, namespace, selector string) cache.WatchFuncWithContext {
+	return func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		opts.LabelSelector = selector
+		return kube.AppsV1().ReplicaSets(namespace).Watch(ctx, opts)
+	}
+}
+
+func ingressWatchIn(kube kubernetes.Interface, namespace, name string) cache.WatchFuncWithContext {
+	return func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		return kube.NetworkingV1().Ingresses(namespace).Watch(ctx, opts)
+	}
+}
+
+func namedWatchIn(dyn dynamic.Interface, resource schema.GroupVersionResource, namespace, name string) cache.WatchFuncWithContext {
+	return func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		return dyn.Resource(resource).Namespace(namespace).Watch(ctx, opts)
+	}
+}
