@@ -325,6 +325,36 @@ return out`}}
 		Expect(ing.Annotations).To(Equal(map[string]string{"acme.example/canary": "on", "acme.example/percent": "30"}))
 	})
 
+	It("stalls with the script's error, leaving traffic on stable, when an ingress class script fails", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 2)
+		s.createYAML(ctx, appService, appIngress)
+		s.waitPods(ctx, map[string]int{"v1": 2})
+		ensureNamespace(ctx, framework.DefaultWebhookNamespace)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kruise-rollout-configuration", Namespace: framework.DefaultWebhookNamespace},
+			Data: map[string]string{"lua.traffic.routing.ingress.broken": "local a = {}\nerror(\"no canary for \" .. obj.canaryService)"}}
+		_, err := kube.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			_, err = kube.CoreV1().ConfigMaps(cm.Namespace).Update(ctx, cm, metav1.UpdateOptions{})
+		}
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx SpecContext) {
+			_ = kube.CoreV1().ConfigMaps(cm.Namespace).Delete(ctx, cm.Name, metav1.DeleteOptions{})
+		})
+		s.rollout(ctx, `canary:
+  steps:
+  - {replicas: 1, traffic: 20%}
+  - {replicas: 100%}
+  trafficRoutings:
+  - {service: app, gracePeriodSeconds: 0, ingress: {name: app, classType: broken}}`)
+		s.setVersion(ctx, "v2")
+		Eventually(func() string { return s.condition(ctx, "Stalled") }).WithContext(ctx).WithTimeout(time.Minute).
+			WithPolling(poll).Should(And(HavePrefix("True/TrafficRoutingFailed:"), ContainSubstring("no canary for app-canary"),
+			ContainSubstring(":2:")), "the condition carries the script's error and line")
+		_, err = trafficWorld{ns: s.ns}.ingress(ctx, "app-canary")
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no canary Ingress: %v", err)
+		Expect(s.pods(ctx)).To(Equal(map[string]int{"v1": 2}), "no pod upgraded")
+	})
+
 	It("restores everything when the Rollout is deleted mid-canary", func(ctx SpecContext) {
 		s := newStory(ctx, "Deployment", 2)
 		s.createYAML(ctx, appService, appIngress)

@@ -49,13 +49,19 @@ type provider struct {
 // Name implements trafficrouting.Provider.
 func (p *provider) Name() string { return "custom" }
 
-// Initialize implements trafficrouting.Provider: every object exists and its kind has a script.
+// Initialize implements trafficrouting.Provider: every object exists and its kind's script runs on it.
 func (p *provider) Initialize(ctx context.Context) error {
 	for _, ref := range p.refs {
-		if _, err := p.get(ctx, ref); err != nil {
+		obj, err := p.get(ctx, ref)
+		if err != nil {
 			return err
 		}
-		if _, err := p.script(ctx, ref); err != nil {
+		original, err := originalOf(obj)
+		if err != nil {
+			return err
+		}
+		// A dry run, so a broken script is found before any pod of the release moves.
+		if _, err := p.transform(ctx, ref, original, trafficrouting.Stable()); err != nil {
 			return err
 		}
 	}

@@ -53,12 +53,14 @@ func (p *provider) Name() string { return "ingress" }
 
 func (p *provider) canaryName() string { return p.name + "-canary" }
 
-// Initialize implements trafficrouting.Provider: the Ingress exists and its class has a script.
+// Initialize implements trafficrouting.Provider: the Ingress exists and its class's script runs, so a broken
+// script is found before any pod of the release moves.
 func (p *provider) Initialize(ctx context.Context) error {
-	if _, err := p.stable(ctx); err != nil {
+	stable, err := p.stable(ctx)
+	if err != nil {
 		return err
 	}
-	_, err := p.script(ctx)
+	_, err = p.annotations(ctx, stable.Annotations, trafficrouting.Stable())
 	return err
 }
 
