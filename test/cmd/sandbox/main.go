@@ -75,6 +75,8 @@ Things to try:
   kubectl patch rollout rollout --subresource=status --type=merge -p '{"status":{"canaryStatus":{"currentStepState":"StepReady"}}}'
   kubectl get rollouts.v1beta1.rollouts.kruise.io rollout -o yaml   # v1beta1, served by the conversion webhook
   (docs/rollout.md walks through the rest)
+  kubectl apply -f docs/examples/rollout-nginx-canary.yaml && kubectl set env deployment/echoserver NODE_NAME=version2
+  kubectl get svc,ingress   # echoserver-canary Service and Ingress, canary-weight "5" (docs/traffic.md)
 
 Press Ctrl-C to stop everything.
 `, c.KubeconfigPath(), kubectl, m.LogPath, m.MetricsAddr, m.ProbeAddr)
