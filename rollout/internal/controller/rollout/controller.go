@@ -141,7 +141,7 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 		obs.batch = br
 		obs.world.Batch = batchObs(br)
 	}
-	obs.world.Traffic = r.runTraffic(ctx, ro)
+	obs.world.Traffic = r.runTraffic(ctx, ro, obs.workload)
 	return obs, nil
 }
 

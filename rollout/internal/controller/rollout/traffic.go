@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/control"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 	"github.com/flotilla-dev/flotilla/trafficrouting"
 )
@@ -21,14 +22,14 @@ import (
 
 // runTraffic carries out the traffic task the Rollout's status asks for and reports its outcome (nil when there
 // is none, or when no provider runs in this manager and the planner reports that instead).
-func (r *Reconciler) runTraffic(ctx context.Context, ro *rolloutsv1beta1.Rollout) *plan.TrafficObs {
+func (r *Reconciler) runTraffic(ctx context.Context, ro *rolloutsv1beta1.Rollout, info *control.WorkloadInfo) *plan.TrafficObs {
 	task, ok, err := plan.PlanTraffic(ro.Status, ro.Spec)
 	if (!ok && err == nil) || r.Traffic.Empty() {
 		return nil
 	}
 	obs := &plan.TrafficObs{Task: task}
 	if err == nil {
-		obs.Done, err = r.network(ro).do(ctx, task)
+		obs.Done, err = r.network(ro, info).do(ctx, task)
 	}
 	switch {
 	case err != nil:
@@ -71,10 +72,10 @@ type network struct {
 	appendLabels bool
 }
 
-func (r *Reconciler) network(ro *rolloutsv1beta1.Rollout) *network {
+func (r *Reconciler) network(ro *rolloutsv1beta1.Rollout, info *control.WorkloadInfo) *network {
 	ref := ro.Spec.Strategy.GetTrafficRoutings()[0]
 	n := &network{
-		c: r.Client, providers: r.Traffic, revisionKey: revisionLabelKey(ro.Spec.WorkloadRef.Kind),
+		c: r.Client, providers: r.Traffic, revisionKey: revisionLabelKey(info, ro.Spec.WorkloadRef.Kind),
 		generate: !disableCanaryService(ro.Spec.Strategy), appendLabels: r.AppendPodSelector,
 		cfg: trafficrouting.Config{
 			Namespace: ro.Namespace, Owner: *ownerRef(ro), Ref: ref,
@@ -104,14 +105,16 @@ func disableCanaryService(s rolloutsv1beta1.RolloutStrategy) bool {
 	return false
 }
 
-// revisionLabelKey: Deployment and CloneSet pods carry their revision's short hash as pod-template-hash, the
-// StatefulSet and DaemonSet kinds their revision name as controller-revision-hash.
-func revisionLabelKey(kind string) string {
-	switch kind {
-	case "Deployment", "CloneSet":
+// revisionLabelKey is the pod label naming a pod's revision, as the workload's control reports it; before
+// the workload is read (or when it is gone) the kind decides.
+func revisionLabelKey(info *control.WorkloadInfo, kind string) string {
+	switch {
+	case info != nil && info.RevisionLabelKey != "":
+		return info.RevisionLabelKey
+	case kind == "Deployment" || kind == "CloneSet":
 		return rolloutsv1beta1.PodTemplateHashLabelKey
 	default:
-		return "controller-revision-hash"
+		return rolloutsv1beta1.ControllerRevisionHashLabelKey
 	}
 }
 
