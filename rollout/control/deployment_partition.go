@@ -51,7 +51,7 @@ func (p *deploymentPartition) Initialize(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return p.patch(ctx, d, want, true)
+	return p.patch(ctx, d, want)
 }
 
 // UpgradeBatch raises the partition of the deployment-strategy annotation to desiredUpdated.
@@ -64,7 +64,7 @@ func (p *deploymentPartition) UpgradeBatch(ctx context.Context, desiredUpdated i
 	if err != nil {
 		return err
 	}
-	return p.patch(ctx, d, want, true)
+	return p.patch(ctx, d, want)
 }
 
 // Finalize gives the Deployment back to kube-controller-manager.
@@ -77,7 +77,7 @@ func (p *deploymentPartition) Finalize(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	want := partitionFinalized(d, p.target)
-	if err := p.patch(ctx, d, want, false); err != nil {
+	if err := p.patch(ctx, d, want); err != nil {
 		return false, err
 	}
 	return partitionFinalizeDone(want, p.target), nil
@@ -109,17 +109,15 @@ func (p *deploymentPartition) replicaSets(ctx context.Context, d *appsv1.Deploym
 	return partitionOwnedReplicaSets(d, list.Items), nil
 }
 
-// patch sends the difference between d and want, if any. A patch that rewrites the JSON of the
-// deployment-strategy annotation is guarded by d's resourceVersion (lock), so that it never overwrites a
-// change it did not read; Finalize only sets fields and drops keys, which is safe on a stale read.
-func (p *deploymentPartition) patch(ctx context.Context, d, want *appsv1.Deployment, lock bool) error {
+// patch sends the difference between d and want, if any, guarded by d's resourceVersion so that it never
+// overwrites a change it did not read. Even Finalize, which only sets fields and drops keys, would otherwise
+// undo a newer BatchRelease's Initialize when it acts on a stale read (the BatchRelease of a restarted release
+// has the same name as the one it replaces).
+func (p *deploymentPartition) patch(ctx context.Context, d, want *appsv1.Deployment) error {
 	if equality.Semantic.DeepEqual(d, want) {
 		return nil
 	}
-	base := client.MergeFrom(d)
-	if lock {
-		base = client.MergeFromWithOptions(d, client.MergeFromWithOptimisticLock{})
-	}
+	base := client.MergeFromWithOptions(d, client.MergeFromWithOptimisticLock{})
 	if err := p.client.Patch(ctx, want, base); err != nil {
 		return fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}

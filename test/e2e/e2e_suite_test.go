@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,7 +91,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 			removeUnlessFailed(dir)
 		}
 	})
-	m, err := startManager(ctx, workDir, "")
+	// FLOTILLA_E2E_MANAGER_ARGS adds flags to the suite's manager, e.g. --zap-log-level=debug to log every
+	// reconcile's decision when a story needs explaining.
+	m, err := startManager(ctx, workDir, "", strings.Fields(os.Getenv("FLOTILLA_E2E_MANAGER_ARGS"))...)
 	failOnError(err, "starting flotilla-manager")
 	manager = m
 	GinkgoWriter.Printf("flotilla-manager log: %s\n", m.LogPath)

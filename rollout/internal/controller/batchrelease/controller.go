@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -104,6 +106,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, r.fail(ctx, br, "Read", err)
 	}
+	logf.FromContext(ctx).V(1).Info("Planned", "uid", br.UID, "resourceVersion", br.ResourceVersion,
+		"deleting", !br.DeletionTimestamp.IsZero(), "action", d.Action, "desiredUpdated", d.DesiredUpdated,
+		"batchPartition", br.Spec.ReleasePlan.BatchPartition, "state", d.Status.CanaryStatus.CurrentBatchState)
 	if err := r.apply(ctx, br, ctl, &d); err != nil {
 		return reconcileutil.RetryConflicts(err)
 	}
@@ -162,6 +167,10 @@ func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease
 		// Keep the status as it was, so the action is planned again once the cache has caught up.
 		d.RequeueAfter = notObservedRetry
 		return nil
+	}
+	if apierrors.IsConflict(err) {
+		// The workload changed since it was read: a routine race, retried at once from a fresh read.
+		return err
 	}
 	if err != nil {
 		return r.fail(ctx, br, actionName(d.Action), err)

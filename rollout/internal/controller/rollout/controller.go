@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -104,6 +105,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	d := plan.PlanRollout(ro.Status, obs.world)
+	logDecision(ctx, ro, obs.world, d)
 	if err := r.apply(ctx, ro, obs, &d); err != nil {
 		return reconcileutil.RetryConflicts(err)
 	}
@@ -199,4 +201,24 @@ func batchObs(br *rolloutsv1beta1.BatchRelease) *plan.BatchObs {
 		obs.ReadyStep = cs.CurrentBatch + 1
 	}
 	return obs
+}
+
+// logDecision records, at debug level, what a reconcile saw and decided; enough to replay a release.
+func logDecision(ctx context.Context, ro *rolloutsv1beta1.Rollout, w plan.RolloutWorld, d plan.RolloutDecision) {
+	log := ctrl.LoggerFrom(ctx).V(1)
+	if !log.Enabled() {
+		return
+	}
+	kv := []any{"resourceVersion", ro.ResourceVersion, "decision", d.Describe(), "events", d.Events}
+	if wl := w.Workload; wl != nil {
+		kv = append(kv, "updateRevision", wl.UpdateRevision, "stableRevision", wl.StableRevision,
+			"inProgressing", wl.InProgressing, "consistent", wl.Consistent, "workloadGeneration", wl.Generation)
+	}
+	if b := w.Batch; b != nil {
+		kv = append(kv, "batchReadyStep", b.ReadyStep, "batchCompleted", b.Completed)
+	}
+	if d.Plan != nil {
+		kv = append(kv, "batchPartition", d.Plan.BatchPartition)
+	}
+	log.Info("Planned", append(kv, "deleteBatch", d.DeleteBatch)...)
 }
