@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -54,15 +55,33 @@ func (sb *sandbox) objectToLua(m map[string]any) *lua.LTable {
 // value: a table can hold many references to one large string, which JSON repeats). An empty table that did not come
 // from JSON becomes nil when emptyAsNull is set (so it fits both maps and slices), else an empty object.
 func (sb *sandbox) fromLua(v lua.LValue, emptyAsNull bool, budget int) (any, error) {
-	e := &encoder{sb: sb, emptyAsNull: emptyAsNull, budget: budget, onPath: map[*lua.LTable]bool{}}
-	return e.value(v, 0)
+	return sb.newEncoder(emptyAsNull, budget).value(v, 0)
+}
+
+func (sb *sandbox) newEncoder(emptyAsNull bool, budget int) *encoder {
+	e := &encoder{sb: sb, emptyAsNull: emptyAsNull, budget: budget, validUTF8: true}
+	e.collect = func(k, v lua.LValue) { e.entries = append(e.entries, entry{k, v}) }
+	return e
 }
 
 type encoder struct {
 	sb          *sandbox
 	emptyAsNull bool
 	budget      int
-	onPath      map[*lua.LTable]bool
+	// path holds the tables being converted, outermost first (at most maxNesting).
+	path []*lua.LTable
+	// entries is a stack of the entries of the tables on path; collect pushes one.
+	entries []entry
+	collect func(k, v lua.LValue)
+	// validUTF8 is cleared by a string or key that is not valid UTF-8, which JSON would alter.
+	validUTF8 bool
+}
+
+// checkUTF8 notes a string JSON would not carry unchanged.
+func (e *encoder) checkUTF8(s string) {
+	if e.validUTF8 && !utf8.ValidString(s) {
+		e.validUTF8 = false
+	}
 }
 
 var errTooLarge = errors.New("value too large")
@@ -89,6 +108,7 @@ func (e *encoder) value(v lua.LValue, depth int) (any, error) {
 		}
 		return float64(v), nil
 	case lua.LString:
+		e.checkUTF8(string(v))
 		return string(v), e.spend(len(v))
 	case *lua.LTable:
 		return e.table(v, depth+1)
@@ -100,16 +120,22 @@ func (e *encoder) value(v lua.LValue, depth int) (any, error) {
 type entry struct{ key, value lua.LValue }
 
 func (e *encoder) table(t *lua.LTable, depth int) (any, error) {
-	if e.onPath[t] {
+	if slices.Contains(e.path, t) {
 		return nil, errors.New("cannot encode a table that contains itself")
 	}
 	if depth > maxNesting {
 		return nil, fmt.Errorf("cannot encode tables nested more than %d levels", maxNesting)
 	}
-	e.onPath[t] = true
-	defer delete(e.onPath, t)
-	var entries []entry
-	t.ForEach(func(k, v lua.LValue) { entries = append(entries, entry{k, v}) })
+	e.path = append(e.path, t)
+	base := len(e.entries)
+	defer func() {
+		e.path = e.path[:len(e.path)-1]
+		clear(e.entries[base:])
+		e.entries = e.entries[:base]
+	}()
+	t.ForEach(e.collect)
+	// Nested tables push their entries after these, so the view stays valid.
+	entries := e.entries[base:]
 	if n, ok := e.arrayLength(t, entries); ok {
 		return e.array(entries, n, depth)
 	}
@@ -168,6 +194,7 @@ func (e *encoder) object(entries []entry, depth int) (any, error) {
 		if err := e.spend(len(k)); err != nil {
 			return nil, err
 		}
+		e.checkUTF8(k)
 		if out[k], err = e.value(en.value, depth); err != nil {
 			return nil, err
 		}

@@ -37,10 +37,10 @@ func (sb *sandbox) jsonDecode(L *lua.LState) int {
 	s := L.CheckString(1)
 	// Decoding builds tables in proportion to the input, so it counts against the same allowance.
 	sb.charge(len(s))
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
+	v, err := sb.jsonToLua([]byte(s))
+	if err != nil {
 		L.RaiseError("json.decode: %s", err.Error())
 	}
-	L.Push(sb.toLua(v))
+	L.Push(v)
 	return 1
 }

@@ -1,11 +1,13 @@
 package luavm
 
 import (
-	"context"
 	"fmt"
 
 	lua "github.com/yuin/gopher-lua"
 )
+
+// objGlobal names the global holding the input.
+const objGlobal = "obj"
 
 // removedGlobals are base functions a script must not reach: loading code, changing environments, the
 // garbage collector, and printing to the manager's stdout.
@@ -14,18 +16,32 @@ var removedGlobals = []string{
 	"newproxy", "print", "_printregs",
 }
 
-// sandbox is one Lua state prepared for a single Eval.
+// sandbox is one Lua state with the libraries opened once. States are reused across calls, so prepare resets
+// everything a script can reach and change: the global environment and library tables, the metatables of
+// the built-in types and the JSON markers. Registers need no reset: gopher-lua sets every register of a
+// frame to nil on entry, so no script reads what an earlier call left above the stack top.
 type sandbox struct {
 	L   *lua.LState
 	lim limits
 	// produced counts the bytes the guarded builtins created during this call.
 	produced int
 	// arrayMT and objectMT mark tables made from JSON arrays and objects, so they go back out as the same
-	// kind even when empty.
+	// kind even when empty. A script can reach them through getmetatable(obj), so each call gets new ones.
 	arrayMT, objectMT *lua.LTable
+	// guard is the size-checking `..` every chunk receives.
+	guard *lua.LFunction
+	// libs is the environment as opened, which prepare copies; inst is the copy in use, kept for the next
+	// call while no script changed it.
+	libs *template
+	inst *instance
+	// scratch is reused by the JSON reader.
+	scratch scratch
+	// builtins are one value of each type other than string whose metatable the state holds, rather than the
+	// value (setmetatable(1, mt) sets the metatable of all numbers).
+	builtins []lua.LValue
 }
 
-func newSandbox(ctx context.Context, o Options, lim limits) *sandbox {
+func newSandbox(o Options) *sandbox {
 	registry := max(o.RegistryMaxSize, 256)
 	L := lua.NewState(lua.Options{
 		SkipOpenLibs:    true,
@@ -36,11 +52,13 @@ func newSandbox(ctx context.Context, o Options, lim limits) *sandbox {
 		// runaway unpack quadratic.
 		RegistryGrowStep: max(registry/16, 32),
 	})
-	sb := &sandbox{L: L, lim: lim, arrayMT: L.NewTable(), objectMT: L.NewTable()}
+	sb := &sandbox{L: L}
 	sb.openLibs()
 	sb.installGuards()
 	sb.installJSON()
-	L.SetContext(ctx)
+	sb.guard = L.NewFunction(sb.concat)
+	sb.builtins = []lua.LValue{lua.LNil, lua.LFalse, lua.LNumber(0), sb.guard, L, lua.LChannel(nil)}
+	sb.libs = freezeEnv(L.G.Global, L.GetMetatable(lua.LString("")))
 	return sb
 }
 
@@ -72,12 +90,44 @@ func (sb *sandbox) module(name string) *lua.LTable {
 	return sb.L.GetGlobal(name).(*lua.LTable)
 }
 
-// call runs proto with obj set to in and returns its first result.
-func (sb *sandbox) call(proto *lua.FunctionProto, in any) (lua.LValue, error) {
+// prepare readies the state for one call and returns the call's global environment: copies of the globals
+// and library tables (the previous call's when it left them as they were), the string metatable pointing at
+// the copy of string, no metatables on other built-in types, new JSON markers and a zero allowance count.
+func (sb *sandbox) prepare(lim limits) *lua.LTable {
 	L := sb.L
-	L.SetGlobal("obj", sb.toLua(in))
-	L.Push(L.NewFunctionFromProto(proto))
-	L.Push(L.NewFunction(sb.concat))
+	if sb.inst == nil || !sb.libs.unchanged(sb.inst) {
+		sb.inst = sb.libs.instantiate(L)
+	}
+	env := sb.inst.env
+	for _, v := range sb.builtins {
+		L.SetMetatable(v, lua.LNil)
+	}
+	L.SetMetatable(lua.LString(""), sb.libs.stringMT(sb.inst))
+	// Library code that looks up globals (none of what is opened does) would see this call's copy.
+	L.G.Global, L.Env = env, env
+	sb.lim, sb.produced = lim, 0
+	sb.arrayMT, sb.objectMT = L.CreateTable(0, 0), L.CreateTable(0, 0)
+	L.SetTop(0)
+	return env
+}
+
+// release drops what the finished call left in the state, so the pool does not keep it alive.
+func (sb *sandbox) release() {
+	sb.L.SetTop(0)
+	sb.L.RemoveContext()
+	sb.inst.env.RawSetString(objGlobal, lua.LNil)
+	sb.L.G.Global, sb.L.Env = sb.libs.global, sb.libs.global
+	sb.arrayMT, sb.objectMT = nil, nil
+}
+
+// call runs proto in env with obj set to in and returns its first result.
+func (sb *sandbox) call(proto *lua.FunctionProto, env *lua.LTable, in lua.LValue) (lua.LValue, error) {
+	L := sb.L
+	env.RawSetString(objGlobal, in)
+	fn := L.NewFunctionFromProto(proto)
+	fn.Env = env
+	L.Push(fn)
+	L.Push(sb.guard)
 	if err := L.PCall(1, 1, nil); err != nil {
 		return nil, err
 	}
@@ -86,16 +136,17 @@ func (sb *sandbox) call(proto *lua.FunctionProto, in any) (lua.LValue, error) {
 	return ret, nil
 }
 
-// result converts the script's return value; nil stands for an empty table without a JSON origin.
-func (sb *sandbox) result(ret lua.LValue) (any, error) {
+// result converts the script's return value; nil stands for an empty table without a JSON origin. validUTF8
+// tells whether every string in it is valid UTF-8, so that JSON would carry it unchanged.
+func (sb *sandbox) result(ret lua.LValue) (v any, validUTF8 bool, err error) {
 	if ret == lua.LNil {
-		return nil, fmt.Errorf("%w: the script returned nil", ErrScript)
+		return nil, false, fmt.Errorf("%w: the script returned nil", ErrScript)
 	}
-	v, err := sb.fromLua(ret, true, sb.lim.result)
-	if err != nil {
-		return nil, fmt.Errorf("%w: return value: %w", ErrScript, err)
+	e := sb.newEncoder(true, sb.lim.result)
+	if v, err = e.value(ret, 0); err != nil {
+		return nil, false, fmt.Errorf("%w: return value: %w", ErrScript, err)
 	}
-	return v, nil
+	return v, e.validUTF8, nil
 }
 
 // charge accounts n bytes a builtin is about to create and raises a Lua error past the limits.

@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -60,11 +60,16 @@ type Options struct {
 	RegistryMaxSize int
 }
 
-// VM evaluates scripts; it is safe for concurrent use. Every Eval runs in a fresh Lua state.
+// VM evaluates scripts; it is safe for concurrent use. Lua states are pooled with their libraries opened; each
+// Eval runs in its own copy of the global environment and library tables (kept for the next call only while
+// no script can tell it from a new one), and a state goes back to the pool only after a call that succeeded.
 type VM struct {
 	opts   Options
 	limits limits
 	cache  *protoCache
+	states sync.Pool
+	// created counts the states made, for tests.
+	created atomic.Int64
 }
 
 var configureLua sync.Once
@@ -101,35 +106,73 @@ func (v *VM) Eval(ctx context.Context, script string, input any, out any) (err e
 	if err != nil {
 		return err
 	}
-	in, err := jsonValue(input)
+	data, err := json.Marshal(input)
 	if err != nil {
 		return fmt.Errorf("converting the input to JSON: %w", err)
 	}
-	result, err := v.run(ctx, proto, in)
-	if err != nil {
-		return err
-	}
-	return decodeResult(result, out)
+	sb := v.acquire()
+	// A state goes back to the pool only after a call that succeeded in time: after an error, a panic, a
+	// tripped limit or the end of ctx it may be inconsistent, so it is closed.
+	reuse := false
+	defer func() { v.putBack(sb, reuse) }()
+	reuse, err = v.evalIn(ctx, sb, proto, data, out)
+	return err
 }
 
-// run executes proto in a fresh state and returns its result as a JSON-shaped Go value.
-func (v *VM) run(ctx context.Context, proto *lua.FunctionProto, in any) (any, error) {
+// evalIn runs proto in sb with obj made from the JSON document data and decodes the result into out; reuse
+// tells whether sb may serve another call.
+func (v *VM) evalIn(ctx context.Context, sb *sandbox, proto *lua.FunctionProto, data []byte, out any) (
+	reuse bool, err error) {
+	env := sb.prepare(v.limits)
+	in, err := sb.jsonToLua(data)
+	if err != nil {
+		return false, fmt.Errorf("converting the input to JSON: %w", err)
+	}
+	result, clean, err := v.run(ctx, sb, proto, env, in)
+	if err != nil {
+		return false, err
+	}
+	err = decodeResult(result, out)
+	return clean && err == nil, err
+}
+
+// run executes proto in sb with the environment env and obj set to in; clean tells whether the call ended
+// without an error before its context did.
+func (v *VM) run(ctx context.Context, sb *sandbox, proto *lua.FunctionProto, env *lua.LTable, in lua.LValue) (
+	r returned, clean bool, err error) {
 	timedOut := fmt.Errorf("%w after %s", ErrTimeout, v.opts.Timeout)
 	ctx, cancel := context.WithTimeoutCause(ctx, v.opts.Timeout, timedOut)
 	defer cancel()
 	if ctx.Err() != nil {
-		return nil, interrupted(ctx)
+		return returned{}, false, interrupted(ctx)
 	}
-	sb := newSandbox(ctx, v.opts, v.limits)
-	defer sb.L.Close()
-	ret, err := sb.call(proto, in)
+	sb.L.SetContext(ctx)
+	ret, err := sb.call(proto, env, in)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, interrupted(ctx)
+			return returned{}, false, interrupted(ctx)
 		}
-		return nil, scriptError(err)
+		return returned{}, false, scriptError(err)
 	}
-	return sb.result(ret)
+	r.value, r.validUTF8, err = sb.result(ret)
+	return r, err == nil && ctx.Err() == nil, err
+}
+
+func (v *VM) acquire() *sandbox {
+	if sb, ok := v.states.Get().(*sandbox); ok {
+		return sb
+	}
+	v.created.Add(1)
+	return newSandbox(v.opts)
+}
+
+func (v *VM) putBack(sb *sandbox, reuse bool) {
+	if !reuse {
+		sb.L.Close()
+		return
+	}
+	sb.release()
+	v.states.Put(sb)
 }
 
 // interrupted names why ctx ended: our timeout, the caller's deadline, or the caller's cancellation.
@@ -152,50 +195,4 @@ func scriptError(err error) error {
 		return fmt.Errorf("%w: %s", ErrScript, apiErr.Object.String())
 	}
 	return fmt.Errorf("%w: %w", ErrScript, err)
-}
-
-// jsonValue turns any JSON-marshalable value into the generic form json.Unmarshal produces.
-func jsonValue(input any) (any, error) {
-	data, err := json.Marshal(input)
-	if err != nil {
-		return nil, err
-	}
-	var generic any
-	if err := json.Unmarshal(data, &generic); err != nil {
-		return nil, err
-	}
-	return generic, nil
-}
-
-// decodeResult fills out from the script's result; nil stands for an empty table without a JSON origin.
-func decodeResult(result any, out any) error {
-	data := emptyJSONFor(out)
-	if result != nil {
-		var err error
-		if data, err = json.Marshal(result); err != nil {
-			return fmt.Errorf("%w: encoding the return value: %w", ErrScript, err)
-		}
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%w: decoding the return value: %w", ErrScript, err)
-	}
-	return nil
-}
-
-// emptyJSONFor is the JSON of an empty value of the kind out points to.
-func emptyJSONFor(out any) []byte {
-	t := reflect.TypeOf(out)
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch {
-	case t == nil:
-		return []byte("null")
-	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
-		return []byte("[]")
-	case t.Kind() == reflect.Map || t.Kind() == reflect.Struct || t.Kind() == reflect.Interface:
-		return []byte("{}")
-	default:
-		return []byte("null")
-	}
 }
