@@ -55,8 +55,9 @@ manifests: $(CONTROLLER_GEN) ## Regenerate CRDs into charts/flotilla/crds.
 	done
 
 .PHONY: build
-build: ## Build flotilla-manager into bin/.
+build: ## Build flotilla-manager and kubectl-kruise into bin/.
 	$(GO) build $(GO_BUILD_FLAGS) -o $(BIN)/flotilla-manager ./rollout/cmd/manager
+	$(GO) build $(GO_BUILD_FLAGS) -o $(BIN)/kubectl-kruise ./rollout/cmd/kubectl-kruise
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint.

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/util/retry"
+)
+
+func newRolloutCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "rollout SUBCOMMAND",
+		Short: "Manage the rollout of a resource",
+		Long: `Manage the rollout of a resource.
+
+Valid resource types include:
+
+  * rollouts.rollouts.kruise.io (rollout/NAME, rollouts/NAME or rollouts.rollouts.kruise.io/NAME)`,
+		Example: `  # Approve the paused step of a Rollout
+  kubectl-kruise rollout approve rollout/demo
+
+  # Watch a Rollout until it finishes, fails or waits for approval
+  kubectl-kruise rollout status rollout/demo`,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.NoArgs,
+		RunE:                  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newApproveCommand(a), newPauseCommand(a, true), newPauseCommand(a, false), newStatusCommand(a))
+	return cmd
+}
+
+type approveOptions struct {
+	pf      *genericclioptions.PrintFlags
+	wait    bool
+	timeout time.Duration
+}
+
+func newApproveCommand(a *app) *cobra.Command {
+	o := &approveOptions{pf: genericclioptions.NewPrintFlags("approved")}
+	cmd := &cobra.Command{
+		Use:   "approve RESOURCE",
+		Short: "Approve a resource",
+		Long: `Approve a resource which can be continued.
+
+A Rollout step whose pause has no duration waits in the StepPaused state until it is approved. Approving
+moves it to StepReady (a merge patch of status.canaryStatus.currentStepState, or of
+status.blueGreenStatus.currentStepState for a blue-green release), and the Rollout goes on with the next
+step. A Rollout whose current step is not in StepPaused is not changed and the command fails.
+
+With --wait the command returns once the next step's batch is in place (the Rollout went past StepUpgrade
+of a later step) or the release completed. Exit codes with --wait: 0 ready, 1 error, 2 the release failed
+or was cancelled, 3 the Rollout was paused (spec.strategy.paused), 4 --timeout ran out.`,
+		Example: `  # Approve the paused step of the Rollout "demo" in namespace "ns-demo"
+  kubectl-kruise rollout approve rollout/demo -n ns-demo
+
+  # Approve and wait up to ten minutes for the next batch to be ready
+  kubectl-kruise rollout approve rollout/demo --wait --timeout 10m`,
+		DisableFlagsInUseLine: true,
+		ValidArgsFunction:     a.completeRollouts,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runApprove(cmd.Context(), args, o)
+		},
+	}
+	o.pf.AddFlags(cmd)
+	cmd.Flags().BoolVar(&o.wait, "wait", false, "Wait until the batch of the next step is ready, or the release completed.")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "With --wait, how long to wait; zero means never give up (e.g. 30s, 10m).")
+	return cmd
+}
+
+func (a *app) runApprove(ctx context.Context, args []string, o *approveOptions) error {
+	names, err := parseTargets(args)
+	if err != nil {
+		return err
+	}
+	if o.wait && len(names) > 1 {
+		return fmt.Errorf("--wait takes a single Rollout, got %d", len(names))
+	}
+	api, printer, err := a.connect(o.pf)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	var last approval
+	for _, name := range names {
+		obj, appr, err := approveOne(ctx, api, name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		last = appr
+		if err := printer.PrintObj(obj, a.streams.Out); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 || !o.wait {
+		return errors.Join(errs...)
+	}
+	return a.waitBatch(ctx, api, names[0], last, o.timeout, a.progressOut(o.pf))
+}
+
+// approveOne approves one Rollout, reading it again when it changed between the read and the patch.
+func approveOne(ctx context.Context, api rolloutAPI, name string) (*unstructured.Unstructured, approval, error) {
+	var obj *unstructured.Unstructured
+	var appr approval
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ro, err := api.GetRollout(ctx, name)
+		if err != nil {
+			return err
+		}
+		if appr, err = planApproval(ro); err != nil {
+			return fmt.Errorf("%s %q %w", rolloutsResource, name, err)
+		}
+		obj, err = api.PatchRolloutStatus(ctx, name, appr.Patch)
+		return err
+	})
+	return obj, appr, err
+}
+
+func newPauseCommand(a *app, paused bool) *cobra.Command {
+	verb, done := "resume", "resumed"
+	short, long := "Resume a paused resource", `Resume a paused resource.
+
+A paused Rollout keeps its current step until it is resumed: this sets spec.strategy.paused to false.`
+	if paused {
+		verb, done = "pause", "paused"
+		short, long = "Mark the provided resource as paused", `Mark the provided resource as paused.
+
+A paused Rollout stays at its current step until "kubectl-kruise rollout resume" resumes it: this sets
+spec.strategy.paused to true.`
+	}
+	pf := genericclioptions.NewPrintFlags(done)
+	cmd := &cobra.Command{
+		Use:                   verb + " RESOURCE",
+		Short:                 short,
+		Long:                  long,
+		Example:               fmt.Sprintf("  # %s the Rollout \"demo\"\n  kubectl-kruise rollout %s rollout/demo", capitalize(verb), verb),
+		DisableFlagsInUseLine: true,
+		ValidArgsFunction:     a.completeRollouts,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runPause(cmd.Context(), args, paused, pf)
+		},
+	}
+	pf.AddFlags(cmd)
+	return cmd
+}
+
+func (a *app) runPause(ctx context.Context, args []string, paused bool, pf *genericclioptions.PrintFlags) error {
+	names, err := parseTargets(args)
+	if err != nil {
+		return err
+	}
+	api, printer, err := a.connect(pf)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, name := range names {
+		obj, err := pauseOne(ctx, api, name, paused)
+		if err == nil {
+			err = printer.PrintObj(obj, a.streams.Out)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func pauseOne(ctx context.Context, api rolloutAPI, name string, paused bool) (*unstructured.Unstructured, error) {
+	ro, err := api.GetRollout(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := planPause(ro, paused)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q %w", rolloutsResource, name, err)
+	}
+	return api.PatchRollout(ctx, name, patch)
+}
+
+// connect builds the API client and the printer of -o.
+func (a *app) connect(pf *genericclioptions.PrintFlags) (rolloutAPI, printers.ResourcePrinter, error) {
+	printer, err := pf.ToPrinter()
+	if err != nil {
+		return nil, nil, fmt.Errorf("output format: %w", err)
+	}
+	api, err := a.api()
+	if err != nil {
+		return nil, nil, err
+	}
+	return api, printer, nil
+}
+
+// progressOut keeps machine-readable -o output clean: progress then goes to stderr.
+func (a *app) progressOut(pf *genericclioptions.PrintFlags) io.Writer {
+	if pf.OutputFormat != nil && *pf.OutputFormat != "" && *pf.OutputFormat != "name" {
+		return a.streams.ErrOut
+	}
+	return a.streams.Out
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}

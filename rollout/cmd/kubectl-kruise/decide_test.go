@@ -1,0 +1,133 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+func TestPlanApproval(t *testing.T) {
+	tests := []struct {
+		name      string
+		rollout   *rolloutsv1beta1.Rollout
+		wantPatch string
+		wantStep  int32
+		wantErr   string
+	}{
+		{
+			name:      "canary step paused",
+			rollout:   atStep(canaryRollout(), 1, rolloutsv1beta1.CanaryStepStatePaused),
+			wantPatch: `{"metadata":{"resourceVersion":"42"},"status":{"canaryStatus":{"currentStepState":"StepReady"}}}`,
+			wantStep:  1,
+		},
+		{
+			name:      "blue-green step paused",
+			rollout:   atStep(blueGreenRollout(), 2, rolloutsv1beta1.CanaryStepStatePaused),
+			wantPatch: `{"metadata":{"resourceVersion":"42"},"status":{"blueGreenStatus":{"currentStepState":"StepReady"}}}`,
+			wantStep:  2,
+		},
+		{
+			name:    "step still upgrading",
+			rollout: atStep(canaryRollout(), 2, rolloutsv1beta1.CanaryStepStateUpgrade),
+			wantErr: "does not allow to approve, because current canary state is not 'StepPaused' (step 2 is StepUpgrade)",
+		},
+		{
+			name:    "already approved",
+			rollout: atStep(canaryRollout(), 1, rolloutsv1beta1.CanaryStepStateReady),
+			wantErr: "(step 1 is StepReady)",
+		},
+		{
+			name:    "no release",
+			rollout: canaryRollout(),
+			wantErr: "no release in progress",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := planApproval(tt.rollout)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantPatch, string(got.Patch)); diff != "" {
+				t.Errorf("patch (-want +got):\n%s", diff)
+			}
+			if got.Step != tt.wantStep || got.Revision != "rev2" {
+				t.Errorf("step, revision = %d, %q; want %d, rev2", got.Step, got.Revision, tt.wantStep)
+			}
+		})
+	}
+}
+
+func TestPlanPause(t *testing.T) {
+	paused := canaryRollout()
+	paused.Spec.Strategy.Paused = true
+	tests := []struct {
+		name      string
+		rollout   *rolloutsv1beta1.Rollout
+		pause     bool
+		wantPatch string
+		wantErr   string
+	}{
+		{name: "pause", rollout: canaryRollout(), pause: true, wantPatch: `{"spec":{"strategy":{"paused":true}}}`},
+		{name: "resume", rollout: paused, pause: false, wantPatch: `{"spec":{"strategy":{"paused":false}}}`},
+		{name: "already paused", rollout: paused, pause: true, wantErr: "is already paused"},
+		{name: "not paused", rollout: canaryRollout(), pause: false, wantErr: "is not paused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := planPause(tt.rollout, tt.pause)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || string(got) != tt.wantPatch {
+				t.Errorf("planPause = %s, %v; want %s", got, err, tt.wantPatch)
+			}
+		})
+	}
+}
+
+func TestBatchReadyAfter(t *testing.T) {
+	approved := approval{Step: 1, Revision: "rev2"}
+	newRelease := atStep(canaryRollout(), 1, rolloutsv1beta1.CanaryStepStateUpgrade)
+	newRelease.Status.CanaryStatus.PodTemplateHash = "rev3"
+	tests := []struct {
+		name    string
+		rollout *rolloutsv1beta1.Rollout
+		want    bool
+		wantErr string
+	}{
+		{name: "approval not yet picked up", rollout: atStep(canaryRollout(), 1, rolloutsv1beta1.CanaryStepStateReady)},
+		{name: "next step starting", rollout: atStep(canaryRollout(), 2, rolloutsv1beta1.CanaryStepStateInit)},
+		{name: "next step upgrading", rollout: atStep(canaryRollout(), 2, rolloutsv1beta1.CanaryStepStateUpgrade)},
+		{name: "next step routing traffic", rollout: atStep(canaryRollout(), 2, rolloutsv1beta1.CanaryStepStateTrafficRouting), want: true},
+		{name: "next step paused", rollout: atStep(canaryRollout(), 2, rolloutsv1beta1.CanaryStepStatePaused), want: true},
+		{name: "completed", rollout: atStep(canaryRollout(), 3, rolloutsv1beta1.CanaryStepStateCompleted), want: true},
+		{name: "replaced by a new release", rollout: newRelease, wantErr: "a new release (revision rev3) replaced the approved one (revision rev2)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := batchReadyAfter(tt.rollout, approved)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("batchReadyAfter = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
