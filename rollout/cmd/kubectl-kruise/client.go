@@ -5,9 +5,11 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
@@ -30,13 +32,29 @@ type rolloutAPI interface {
 	PatchRolloutStatus(ctx context.Context, name string, patch []byte) (*unstructured.Unstructured, error)
 	PatchRollout(ctx context.Context, name string, patch []byte) (*unstructured.Unstructured, error)
 	ListRolloutNames(ctx context.Context) ([]string, error)
+	// WorkloadAnnotations returns the annotations of the workload a Rollout references.
+	WorkloadAnnotations(ctx context.Context, ref rolloutsv1beta1.ObjectRef) (map[string]string, error)
 	Namespace() string
 }
 
 // dynamicAPI is rolloutAPI over the dynamic client, in one namespace.
 type dynamicAPI struct {
 	client    dynamic.Interface
+	mapper    meta.RESTMapper
 	namespace string
+}
+
+func (d *dynamicAPI) WorkloadAnnotations(ctx context.Context, ref rolloutsv1beta1.ObjectRef) (map[string]string, error) {
+	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+	mapping, err := d.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, fmt.Errorf("finding the resource of %s: %w", gvk.Kind, err)
+	}
+	u, err := d.client.Resource(mapping.Resource).Namespace(d.namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return u.GetAnnotations(), nil
 }
 
 func (d *dynamicAPI) Namespace() string { return d.namespace }

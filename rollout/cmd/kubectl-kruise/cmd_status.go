@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
 
 // exitInterrupted is the shell's code for a command ended by Ctrl-C.
@@ -125,7 +128,31 @@ func (a *app) look(ctx context.Context, api rolloutAPI, name string) (snapshot, 
 	if err != nil {
 		br = nil
 	}
-	return snapshot{Rollout: ro, Batch: br, Verdict: decide(ro), Now: a.clock.Now()}, nil
+	v := decide(ro)
+	if v.Outcome == outcomeDone {
+		v = pendingRelease(ctx, api, ro, v)
+	}
+	return snapshot{Rollout: ro, Batch: br, Verdict: v, Now: a.clock.Now()}, nil
+}
+
+// pendingRelease keeps a finished-looking Rollout in progress while its workload carries the in-progressing
+// mark of a release the Rollout has not picked up yet: the workload webhook sets it in the very request that
+// changed the template, so a status run right after `kubectl set image` waits for that release instead of
+// reporting the previous one done. A workload that cannot be read leaves the verdict as it was.
+func pendingRelease(ctx context.Context, api rolloutAPI, ro *rolloutsv1beta1.Rollout, v verdict) verdict {
+	annotations, err := api.WorkloadAnnotations(ctx, ro.Spec.WorkloadRef)
+	if err != nil || !marksReleaseOf(annotations[rolloutsv1beta1.InProgressingAnnotation], ro.Name) {
+		return v
+	}
+	return verdict{outcomeProgressing, "the workload's new version is about to be released"}
+}
+
+// marksReleaseOf reports whether an in-progressing annotation names the Rollout.
+func marksReleaseOf(raw, rollout string) bool {
+	var mark struct {
+		RolloutName string `json:"rolloutName"`
+	}
+	return raw != "" && json.Unmarshal([]byte(raw), &mark) == nil && mark.RolloutName == rollout
 }
 
 // poll calls step every interval until it reports done or fails, or ctx ends. Once a watch has seen the

@@ -30,9 +30,15 @@ type fakeAPI struct {
 	statusPatch  []string
 	specPatch    []string
 	patchFailure error
+	// workloadAnnotations are the referenced workload's annotations.
+	workloadAnnotations map[string]string
 }
 
 func (f *fakeAPI) Namespace() string { return "apps" }
+
+func (f *fakeAPI) WorkloadAnnotations(context.Context, rolloutsv1beta1.ObjectRef) (map[string]string, error) {
+	return f.workloadAnnotations, nil
+}
 
 func (f *fakeAPI) GetRollout(context.Context, string) (*rolloutsv1beta1.Rollout, error) {
 	f.mu.Lock()

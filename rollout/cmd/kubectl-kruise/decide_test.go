@@ -131,3 +131,27 @@ func TestBatchReadyAfter(t *testing.T) {
 		})
 	}
 }
+
+func TestPendingReleaseKeepsStatusWatching(t *testing.T) {
+	done := verdict{outcomeDone, "completed"}
+	ro := &rolloutsv1beta1.Rollout{}
+	ro.Name = "demo"
+	cases := []struct {
+		name        string
+		annotations map[string]string
+		want        outcome
+	}{
+		{"no mark", nil, outcomeDone},
+		{"this Rollout's mark", map[string]string{rolloutsv1beta1.InProgressingAnnotation: `{"rolloutName":"demo"}`}, outcomeProgressing},
+		{"another Rollout's mark", map[string]string{rolloutsv1beta1.InProgressingAnnotation: `{"rolloutName":"other"}`}, outcomeDone},
+		{"a malformed mark", map[string]string{rolloutsv1beta1.InProgressingAnnotation: `{`}, outcomeDone},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := pendingRelease(t.Context(), &fakeAPI{workloadAnnotations: c.annotations}, ro, done)
+			if got.Outcome != c.want {
+				t.Errorf("outcome = %v, want %v (%s)", got.Outcome, c.want, got.Reason)
+			}
+		})
+	}
+}

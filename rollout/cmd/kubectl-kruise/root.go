@@ -48,7 +48,11 @@ func dynamicAPIFor(flags *genericclioptions.ConfigFlags) (rolloutAPI, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the client: %w", err)
 	}
-	return &dynamicAPI{client: client, namespace: ns}, nil
+	mapper, err := flags.ToRESTMapper()
+	if err != nil {
+		return nil, fmt.Errorf("creating the REST mapper: %w", err)
+	}
+	return &dynamicAPI{client: client, mapper: mapper, namespace: ns}, nil
 }
 
 func newRootCommand(streams genericiooptions.IOStreams, d deps) *cobra.Command {

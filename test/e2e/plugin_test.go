@@ -1,0 +1,66 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/flotilla-dev/flotilla/test/cluster"
+)
+
+// kruise runs the kubectl-kruise binary built from this repository against the suite's cluster and returns its
+// output and exit code.
+func kruise(ctx context.Context, bin, ns string, args ...string) (string, int) {
+	GinkgoHelper()
+	args = append([]string{"--kubeconfig", testCluster.KubeconfigPath(), "-n", ns}, args...)
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode()
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return string(out), 0
+}
+
+var _ = Describe("kubectl-kruise against the manager", Ordered, func() {
+	var bin string
+
+	BeforeAll(func(ctx SpecContext) {
+		root, err := cluster.RepoRoot()
+		Expect(err).NotTo(HaveOccurred())
+		bin = filepath.Join(GinkgoT().TempDir(), "kubectl-kruise")
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./rollout/cmd/kubectl-kruise")
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
+	}, NodeTimeout(3*time.Minute))
+
+	It("follows a release, approves it with --wait and reports it done, with CI exit codes", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 4)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n  - replicas: 100%")
+		s.setVersion(ctx, "v2")
+
+		out, code := kruise(ctx, bin, s.ns, "rollout", "status", "rollout/app", "--timeout", "2m")
+		Expect(code).To(Equal(3), "waiting for approval:\n%s", out)
+		Expect(s.pods(ctx)).To(Equal(map[string]int{"v1": 3, "v2": 1}))
+		_, code = kruise(ctx, bin, s.ns, "rollout", "status", "rollout/app", "--timeout", "2m", "--success-on-pause")
+		Expect(code).To(Equal(0))
+
+		out, code = kruise(ctx, bin, s.ns, "rollout", "approve", "rollout/app", "--wait", "--timeout", "2m")
+		Expect(code).To(Equal(0), "%s", out)
+		Expect(out).To(ContainSubstring("rollout.rollouts.kruise.io/app approved"))
+		out, code = kruise(ctx, bin, s.ns, "rollout", "status", "rollout/app", "--timeout", "2m")
+		Expect(code).To(Equal(0), "done:\n%s", out)
+		s.waitPods(ctx, map[string]int{"v2": 4})
+
+		out, code = kruise(ctx, bin, s.ns, "rollout", "approve", "rollout/app")
+		Expect(code).To(Equal(1), "nothing to approve:\n%s", out)
+		Expect(out).To(ContainSubstring("StepPaused"))
+	})
+})
