@@ -231,3 +231,32 @@ type gatewayHeader = gatewayv1.HTTPHeaderMatch
 func header(name, value string) gatewayv1.HTTPHeaderMatch {
 	return gatewayv1.HTTPHeaderMatch{Name: gatewayv1.HTTPHeaderName(name), Value: value}
 }
+
+// Disabling a Rollout mid-canary restores the network before the workload is released, as a success does.
+func TestGoldenDisableMidCanary(t *testing.T) {
+	s := newTrafficSim(t, traffic("20%", "1"), replicas("100%"))
+	s.spec.Strategy.Canary.TrafficRoutings[0].GracePeriodSeconds = 0
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.reconcile("canary service")
+	s.reconcile("stable pinned")
+	s.reconcile("services settled")
+	s.reconcile("batch 1 ready")
+	s.reconcile("weight 20 set")
+	s.reconcile("no grace to wait")
+	s.spec.Disabled = true
+	for i := range 12 {
+		s.reconcile(fmt.Sprintf("disabling %d", i+1))
+		if s.status.Phase == rolloutsv1beta1.RolloutPhaseDisabled {
+			break
+		}
+	}
+	if s.status.Phase != rolloutsv1beta1.RolloutPhaseDisabled {
+		t.Fatalf("phase %s, want Disabled", s.status.Phase)
+	}
+	if *s.net != (simNet{lastChange: s.net.lastChange}) {
+		t.Errorf("network after disabling: %s, want it as before", s.net)
+	}
+	s.golden("disable-mid-canary")
+}
