@@ -118,7 +118,7 @@ func canaryToV1beta1(src *CanaryStrategy, annotations map[string]string) *rollou
 	}
 	return &rolloutsv1beta1.CanaryStrategy{
 		Steps:                        convertSlice(src.Steps, stepToV1beta1),
-		TrafficRoutings:              convertSlice(src.TrafficRoutings, trafficRoutingToV1beta1),
+		TrafficRoutings:              convertSlice(src.TrafficRoutings, TrafficRoutingRefToV1beta1),
 		FailureThreshold:             copyIntOrString(src.FailureThreshold),
 		PatchPodTemplateMetadata:     patchMetadataToV1beta1(src.PatchPodTemplateMetadata),
 		EnableExtraWorkloadForCanary: !strings.EqualFold(annotations[RolloutStyleAnnotation], string(PartitionRollingStyle)),
@@ -244,7 +244,9 @@ func matchFromV1beta1(src *rolloutsv1beta1.HttpRouteMatch) HttpRouteMatch {
 	return HttpRouteMatch{Headers: copySlice(src.Headers)}
 }
 
-func trafficRoutingToV1beta1(src *TrafficRoutingRef) rolloutsv1beta1.TrafficRoutingRef {
+// TrafficRoutingRefToV1beta1 is the v1beta1 form of a traffic routing reference, the one the engine's traffic
+// providers read; a TrafficRouting's objectRef is converted with it too.
+func TrafficRoutingRefToV1beta1(src *TrafficRoutingRef) rolloutsv1beta1.TrafficRoutingRef {
 	dst := rolloutsv1beta1.TrafficRoutingRef{
 		Service:            src.Service,
 		GracePeriodSeconds: src.GracePeriodSeconds,

@@ -37,21 +37,8 @@ func providerConfig(tr *rolloutsv1alpha1.TrafficRouting) (trafficrouting.Config,
 		Owner:         *metav1.NewControllerRef(tr, rolloutsv1alpha1.GroupVersion.WithKind("TrafficRouting")),
 		StableService: ref.Service,
 		CanaryService: ref.Service,
-		Ref:           refToV1beta1(ref),
+		Ref:           rolloutsv1alpha1.TrafficRoutingRefToV1beta1(&ref),
 	}, nil
-}
-
-// refToV1beta1 is the v1beta1 form of a TrafficRoutingRef the providers read; the gateway is left out, as
-// providerConfig rejects it.
-func refToV1beta1(ref rolloutsv1alpha1.TrafficRoutingRef) rolloutsv1beta1.TrafficRoutingRef {
-	out := rolloutsv1beta1.TrafficRoutingRef{Service: ref.Service, GracePeriodSeconds: ref.GracePeriodSeconds}
-	if ref.Ingress != nil {
-		out.Ingress = &rolloutsv1beta1.IngressTrafficRouting{ClassType: ref.Ingress.ClassType, Name: ref.Ingress.Name}
-	}
-	for _, c := range ref.CustomNetworkRefs {
-		out.CustomNetworkRefs = append(out.CustomNetworkRefs, rolloutsv1beta1.ObjectRef{APIVersion: c.APIVersion, Kind: c.Kind, Name: c.Name})
-	}
-	return out
 }
 
 // routesOf is the Routes of spec.strategy.
