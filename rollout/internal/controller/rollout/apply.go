@@ -37,7 +37,7 @@ func (r *Reconciler) apply(ctx context.Context, ro *rolloutsv1beta1.Rollout, obs
 	}
 	r.Metrics.ReleaseFinished(d.Finished)
 	if d.Finished != "" {
-		r.changes.forget(ro.UID)
+		r.changes.Forget(ro.UID)
 	}
 	if d.RemoveFinalizer {
 		return r.removeFinalizer(ctx, ro)

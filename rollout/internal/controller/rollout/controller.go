@@ -43,7 +43,7 @@ type Reconciler struct {
 	// that reads that very version from a cache not caught up yet waits instead of acting on old status.
 	written staleVersions
 	// changes remembers the last network change of each Rollout, for its grace period.
-	changes networkChanges
+	changes reconcileutil.NetworkChanges
 	// KeepPausedOnDelete is the KeepWorkloadPausedOnRolloutDeletion gate: a Rollout deleted mid-release
 	// leaves its workload as the last batch made it.
 	KeepPausedOnDelete bool

@@ -2,7 +2,6 @@ package rollout
 
 import (
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,35 +35,4 @@ func (s *staleVersions) stale(obj client.Object) bool {
 	}
 	delete(s.replaced, obj.GetUID())
 	return false
-}
-
-// networkChanges remembers when each Rollout's network was last changed, so its routes count as in place only
-// a grace period later. It lives in memory because recording it in status would cost a write per change; after
-// a restart the first change waits its grace period again.
-type networkChanges struct {
-	mu   sync.Mutex
-	last map[types.UID]time.Time
-}
-
-func (n *networkChanges) changed(uid types.UID, at time.Time) time.Time {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.last == nil {
-		n.last = map[types.UID]time.Time{}
-	}
-	n.last[uid] = at
-	return at
-}
-
-func (n *networkChanges) lastChange(uid types.UID) time.Time {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.last[uid]
-}
-
-// forget drops a Rollout whose release is over.
-func (n *networkChanges) forget(uid types.UID) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	delete(n.last, uid)
 }

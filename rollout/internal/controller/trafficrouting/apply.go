@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/types"
 
 	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -84,7 +81,7 @@ func (r *Reconciler) apply(ctx context.Context, tr *rolloutsv1alpha1.TrafficRout
 	if !d.RemoveFinalizer {
 		return nil
 	}
-	r.changes.forget(tr.UID)
+	r.changes.Forget(tr.UID)
 	return r.removeFinalizer(ctx, tr)
 }
 
@@ -109,33 +106,4 @@ func (r *Reconciler) addFinalizer(ctx context.Context, tr *rolloutsv1alpha1.Traf
 
 func (r *Reconciler) removeFinalizer(ctx context.Context, tr *rolloutsv1alpha1.TrafficRouting) error {
 	return reconcileutil.RemoveFinalizer(ctx, r.Client, tr, rolloutsv1beta1.TrafficRoutingFinalizer)
-}
-
-// changes remembers when each TrafficRouting's routes last changed, so they count as in place only a grace
-// period later. It lives in memory, as recording it in status would cost a write per change; after a restart a
-// change already made is not waited for again.
-type changes struct {
-	mu   sync.Mutex
-	last map[types.UID]time.Time
-}
-
-func (c *changes) changed(uid types.UID, at time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.last == nil {
-		c.last = map[types.UID]time.Time{}
-	}
-	c.last[uid] = at
-}
-
-func (c *changes) lastChange(uid types.UID) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.last[uid]
-}
-
-func (c *changes) forget(uid types.UID) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.last, uid)
 }

@@ -38,7 +38,7 @@ type Reconciler struct {
 	// Traffic builds the providers of objectRef[0]; the same registry the Rollout controller uses.
 	Traffic *trafficrouting.Registry
 	// changes remembers each TrafficRouting's last routing change, for its grace period.
-	changes changes
+	changes reconcileutil.NetworkChanges
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=trafficroutings,verbs=get;list;watch;update;patch
@@ -96,9 +96,9 @@ func (r *Reconciler) observe(ctx context.Context, tr *rolloutsv1alpha1.TrafficRo
 	f.Outcome = r.run(ctx, tr, c, routes, routesErr)
 	f.Now = r.Clock.Now()
 	if c != callNone && f.Outcome.Err == nil && !f.Outcome.Done {
-		r.changes.changed(tr.UID, f.Now)
+		r.changes.Changed(tr.UID, f.Now)
 	}
-	f.LastChange = r.changes.lastChange(tr.UID)
+	f.LastChange = r.changes.LastChange(tr.UID)
 	ctrl.LoggerFrom(ctx).V(1).Info("Observed", "phase", tr.Status.Phase, "progressing", f.Progressing, "done", f.Outcome.Done)
 	return f
 }
