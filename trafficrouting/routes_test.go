@@ -91,3 +91,16 @@ func TestRegistryBuildsConfiguredProviders(t *testing.T) {
 		t.Errorf("For with a broken factory: %v", err)
 	}
 }
+
+func TestReplaceMapPatch(t *testing.T) {
+	got := ReplaceMapPatch(map[string]string{"a": "1", "b": "2"}, map[string]string{"b": "3", "c": "4"})
+	want := map[string]any{"a": nil, "b": "3", "c": "4"}
+	if len(got) != len(want) {
+		t.Fatalf("patch = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("patch[%s] = %v, want %v", k, got[k], v)
+		}
+	}
+}

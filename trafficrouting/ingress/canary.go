@@ -87,13 +87,7 @@ func (p *provider) annotations(ctx context.Context, current map[string]string, r
 
 // patchAnnotations replaces the canary Ingress's annotations with want.
 func (p *provider) patchAnnotations(ctx context.Context, ing *networkingv1.Ingress, want map[string]string) error {
-	patch := map[string]any{}
-	for k := range ing.Annotations {
-		patch[k] = nil
-	}
-	for k, v := range want {
-		patch[k] = v
-	}
+	patch := trafficrouting.ReplaceMapPatch(ing.Annotations, want)
 	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": patch}})
 	if err != nil {
 		return err

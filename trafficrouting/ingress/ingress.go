@@ -148,20 +148,11 @@ func (p *provider) Finalize(ctx context.Context) (bool, error) {
 	if err != nil || canary == nil {
 		return err == nil, err
 	}
-	if !ownedBy(canary, p.cfg) {
+	if !trafficrouting.OwnedBy(canary, p.cfg.Owner) {
 		return true, nil
 	}
 	if err := p.c.Delete(ctx, canary); client.IgnoreNotFound(err) != nil {
 		return false, fmt.Errorf("deleting Ingress %s/%s: %w", canary.Namespace, canary.Name, err)
 	}
 	return false, nil
-}
-
-func ownedBy(ing *networkingv1.Ingress, cfg trafficrouting.Config) bool {
-	for _, ref := range ing.OwnerReferences {
-		if ref.UID == cfg.Owner.UID {
-			return true
-		}
-	}
-	return false
 }

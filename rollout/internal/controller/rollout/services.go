@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
+	"github.com/flotilla-dev/flotilla/trafficrouting"
 )
 
 // prepareServices makes the canary Service select the new revision and the stable Service only the stable
@@ -61,19 +62,7 @@ func (n *network) ensureCanaryService(ctx context.Context, stable *corev1.Servic
 	if maps.Equal(svc.Spec.Selector, want) {
 		return true, nil
 	}
-	return false, patchService(ctx, n.c, svc, map[string]any{"spec": map[string]any{"selector": selectorPatch(svc.Spec.Selector, want)}})
-}
-
-// selectorPatch is the merge patch turning selector current into want: keys want lacks are removed.
-func selectorPatch(current, want map[string]string) map[string]any {
-	patch := map[string]any{}
-	for k := range current {
-		patch[k] = nil
-	}
-	for k, v := range want {
-		patch[k] = v
-	}
-	return patch
+	return false, patchService(ctx, n.c, svc, map[string]any{"spec": map[string]any{"selector": trafficrouting.ReplaceMapPatch(svc.Spec.Selector, want)}})
 }
 
 // canarySelector is the stable selector narrowed to the new revision; patchPodTemplateMetadata labels replace
@@ -151,22 +140,13 @@ func (n *network) removeCanaryService(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("reading Service %s/%s: %w", n.cfg.Namespace, n.cfg.CanaryService, err)
 	}
-	if !ownedBy(svc, n.cfg.Owner.UID) {
+	if !trafficrouting.OwnedBy(svc, n.cfg.Owner) {
 		return true, nil
 	}
 	if err := n.c.Delete(ctx, svc); client.IgnoreNotFound(err) != nil {
 		return false, fmt.Errorf("deleting canary Service %s/%s: %w", n.cfg.Namespace, n.cfg.CanaryService, err)
 	}
 	return false, nil
-}
-
-func ownedBy(obj client.Object, uid types.UID) bool {
-	for _, ref := range obj.GetOwnerReferences() {
-		if ref.UID == uid {
-			return true
-		}
-	}
-	return false
 }
 
 func patchService(ctx context.Context, c client.Client, svc *corev1.Service, patch map[string]any) error {
