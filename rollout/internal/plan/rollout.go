@@ -362,9 +362,8 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 		d.Health = Health{Stalled: true, Reason: ReasonTrafficUnavailable, Message: MsgTrafficUnavailable}
 	}
 	if w.Traffic != nil && w.Traffic.Failure != "" {
-		msg := "traffic routing failed: " + w.Traffic.Failure
-		d.Status.Message = msg
-		d.Health = Health{Stalled: true, Reason: ReasonTrafficFailed, Message: msg}
+		// Reported again: the step machine may have written its own message since.
+		reportTrafficFailure(d, w.Traffic.Failure)
 	}
 	if sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted {
 		setProgressing(d, rolloutsv1beta1.ProgressingReasonFinalising, MsgFinalising, w.Now)

@@ -122,9 +122,7 @@ func trafficSettled(d *RolloutDecision, w RolloutWorld, step int32, kinds ...Tra
 		return false
 	}
 	if obs.Failure != "" {
-		msg := "traffic routing failed: " + obs.Failure
-		d.Status.Message = msg
-		d.Health = Health{Stalled: true, Reason: ReasonTrafficFailed, Message: msg}
+		reportTrafficFailure(d, obs.Failure)
 		d.RequeueAfter = soonest(d.RequeueAfter, trafficFailureRecheck)
 		return false
 	}
@@ -138,6 +136,13 @@ func trafficSettled(d *RolloutDecision, w RolloutWorld, step int32, kinds ...Tra
 		return false
 	}
 	return true
+}
+
+// reportTrafficFailure stalls the Rollout with the network's error as its message.
+func reportTrafficFailure(d *RolloutDecision, failure string) {
+	msg := "traffic routing failed: " + failure
+	d.Status.Message = msg
+	d.Health = Health{Stalled: true, Reason: ReasonTrafficFailed, Message: msg}
 }
 
 // trafficRecheck is how soon a task whose outcome this reconcile did not observe runs; the status write that
