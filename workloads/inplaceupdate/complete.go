@@ -1,0 +1,91 @@
+package inplaceupdate
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
+)
+
+// Completed reports whether the kubelet has run every container an in-place update changed: each one
+// reports an image ID other than the one recorded when the update started, or already runs the spec's
+// image. A pod without the state annotation has nothing pending. A malformed annotation is an error.
+func Completed(pod *corev1.Pod) (bool, error) {
+	state, err := kruiseappspub.ParseInPlaceUpdateState(pod)
+	if err != nil || state == nil {
+		return state == nil && err == nil, err
+	}
+	for name, last := range state.LastContainerStatuses {
+		if !containerRestarted(pod, name, last.ImageID) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func containerRestarted(pod *corev1.Pod, name, lastImageID string) bool {
+	spec := specImage(pod, name)
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == name {
+			return cs.ImageID != lastImageID || (spec != "" && cs.Image == spec)
+		}
+	}
+	return false
+}
+
+func specImage(pod *corev1.Pod, name string) string {
+	for _, c := range pod.Spec.Containers {
+		if c.Name == name {
+			return c.Image
+		}
+	}
+	return ""
+}
+
+// Ready reports whether the pod's InPlaceUpdateReady condition is True; a pod without it counts as ready.
+func Ready(pod *corev1.Pod) bool {
+	c := condition(pod, kruiseappspub.InPlaceUpdateReady)
+	return c == nil || c.Status == corev1.ConditionTrue
+}
+
+// Uninitialized reports whether a pod waits for an InPlaceUpdateReady condition nobody has set yet: pods
+// are created with the gate, and the condition can only be written once the pod exists.
+func Uninitialized(pod *corev1.Pod) bool {
+	return HasGate(pod) && condition(pod, kruiseappspub.InPlaceUpdateReady) == nil
+}
+
+// SetReady sets the InPlaceUpdateReady condition; going False also sets the pod's Ready condition False, so
+// that endpoints drop the pod before its containers restart. It reports whether anything changed.
+func SetReady(pod *corev1.Pod, ready bool, now metav1.Time) bool {
+	status, reason := corev1.ConditionTrue, ""
+	if !ready {
+		status, reason = corev1.ConditionFalse, ReasonStarted
+	}
+	changed := setCondition(pod, kruiseappspub.InPlaceUpdateReady, status, reason, now)
+	if !ready {
+		changed = setCondition(pod, corev1.PodReady, corev1.ConditionFalse, "ReadinessGatesNotReady", now) || changed
+	}
+	return changed
+}
+
+func condition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == t {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func setCondition(pod *corev1.Pod, t corev1.PodConditionType, s corev1.ConditionStatus, reason string, now metav1.Time) bool {
+	c := condition(pod, t)
+	if c == nil {
+		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: t, Status: s, Reason: reason, LastTransitionTime: now})
+		return true
+	}
+	if c.Status == s {
+		return false
+	}
+	c.Status, c.Reason, c.LastTransitionTime = s, reason, now
+	return true
+}

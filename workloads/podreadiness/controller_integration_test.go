@@ -1,0 +1,182 @@
+package podreadiness_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
+	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
+)
+
+// cfg is nil when the tests run with -short: no control plane, pure tests only.
+var cfg *rest.Config
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	// FLOTILLA_TEST_LOG=1 shows the controller's logs.
+	log := logr.Discard()
+	if os.Getenv("FLOTILLA_TEST_LOG") != "" {
+		log = zap.New(zap.WriteTo(os.Stderr))
+	}
+	ctrl.SetLogger(log)
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	// Pods need no node here: the controller writes status, which the API server accepts for any pod.
+	opts := cluster.Options{CRDDirs: []string{}}
+	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { cfg = c.Config() }))
+}
+
+func TestControllerInitialisesTheCondition(t *testing.T) {
+	c := startController(t)
+	ns := namespace(t, c)
+	ctx := context.Background()
+
+	plain := newPod(ns, "plain")
+	gated := newPod(ns, "gated")
+	podreadiness.AddGate(gated)
+	held := newPod(ns, "held")
+	podreadiness.AddGate(held)
+	for _, p := range []*corev1.Pod{plain, gated, held} {
+		if err := c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A holder is kept, whether it came before the controller (AddNotReady then creates the condition False)
+	// or after it.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(held), held); err != nil {
+			return err
+		}
+		podreadiness.AddNotReady(held, "Lifecycle", "preDeleteHook", metav1.Now())
+		return c.Status().Update(ctx, held)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	eventually(t, "the gated pod's condition is True", func() (bool, string) {
+		cond := condition(t, c, gated)
+		return cond != nil && cond.Status == corev1.ConditionTrue && cond.Message == "", fmt.Sprintf("%+v", cond)
+	})
+	if cond := condition(t, c, held); cond == nil || cond.Status != corev1.ConditionFalse ||
+		cond.Message != `[{"userAgent":"Lifecycle","key":"preDeleteHook"}]` {
+		t.Errorf("held pod's condition: %+v", cond)
+	}
+	if cond := condition(t, c, plain); cond != nil {
+		t.Errorf("a pod without the gate got the condition: %+v", cond)
+	}
+}
+
+// startController runs the controller in-process until the test ends and returns a direct client.
+func startController(t *testing.T) client.Client {
+	t.Helper()
+	if cfg == nil {
+		t.Skip("no control plane in -short mode")
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Several workload modules set it up; the second call must not fail on the controller's name.
+	for range 2 {
+		if err := podreadiness.SetupWithManager(mgr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// namespace creates a namespace with the "default" ServiceAccount the ServiceAccount admission plugin wants;
+// no controller manager runs to create it.
+func namespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "podreadiness-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns.Name}}
+	if err := c.Create(ctx, sa); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+func newPod(ns, name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.PodSpec{
+			AutomountServiceAccountToken: ptr.To(false),
+			Containers:                   []corev1.Container{{Name: "app", Image: "example.com/app:v1"}},
+		},
+	}
+}
+
+func condition(t *testing.T, c client.Client, pod *corev1.Pod) *corev1.PodCondition {
+	t.Helper()
+	got := &corev1.Pod{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(pod), got); err != nil {
+		t.Fatal(err)
+	}
+	for _, cond := range got.Status.Conditions {
+		if cond.Type == pub.KruisePodReadyConditionType {
+			return &cond
+		}
+	}
+	return nil
+}
+
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	last := ""
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true,
+		func(context.Context) (bool, error) {
+			ok, msg := cond()
+			last = msg
+			return ok, nil
+		})
+	if err != nil {
+		t.Fatalf("%s: not reached; last: %s", what, last)
+	}
+}
