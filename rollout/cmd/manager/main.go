@@ -38,11 +38,13 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 )
 
 // modules is the manager's literal module table; a module joins Flotilla by adding its line here.
 var modules = []module.Module{
 	{Name: "rollout", Kinds: rollout.Kinds, Setup: rollout.SetupWithManager},
+	{Name: "cloneset", Kinds: cloneset.Kinds, Setup: cloneset.SetupWithManager},
 }
 
 func newScheme() *runtime.Scheme {

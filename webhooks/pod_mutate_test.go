@@ -1,0 +1,224 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+)
+
+// handlerServer keeps the handlers registered on it.
+type handlerServer struct {
+	webhook.Server
+	handlers map[string]http.Handler
+}
+
+func (s *handlerServer) Register(path string, h http.Handler) { s.handlers[path] = h }
+
+func podWebhook(t testing.TB) *webhook.Admission {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	srv := &handlerServer{handlers: map[string]http.Handler{}}
+	if err := RegisterPodWebhook(srv, scheme); err != nil {
+		t.Fatal(err)
+	}
+	h, ok := srv.handlers[MutatePodPath].(*webhook.Admission)
+	if !ok {
+		t.Fatalf("no admission handler on %s: %v", MutatePodPath, srv.handlers)
+	}
+	return h
+}
+
+// podDoc is a pod as the API server sends it; owner is its ownerReferences JSON, gates its readinessGates.
+func podDoc(owner, gates string) string {
+	return `{"apiVersion":"v1","kind":"Pod","metadata":{"generateName":"web-","namespace":"ns",` +
+		`"ownerReferences":` + owner + `},"spec":{` + gates + `"futureField":{"kept":true},` +
+		`"containers":[{"name":"app","image":"example.com/web:v1"}]}}`
+}
+
+const (
+	cloneSetOwner    = `[{"apiVersion":"apps.kruise.io/v1alpha1","kind":"CloneSet","name":"web","uid":"u1","controller":true}]`
+	statefulSetOwner = `[{"apiVersion":"apps.kruise.io/v1beta1","kind":"StatefulSet","name":"web","uid":"u1","controller":true}]`
+	replicaSetOwner  = `[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"u1","controller":true}]`
+	kruiseNotCtrl    = `[{"apiVersion":"apps.kruise.io/v1alpha1","kind":"CloneSet","name":"web","uid":"u1"}]`
+)
+
+func podRequest(op admissionv1.Operation, subResource, raw string) admission.Request {
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "req-1", Operation: op, SubResource: subResource, Namespace: "ns",
+		Kind:     metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+		Resource: metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
+		Object:   runtime.RawExtension{Raw: []byte(raw)},
+	}}
+}
+
+func TestPodWebhook(t *testing.T) {
+	h := podWebhook(t)
+	cases := []struct {
+		name        string
+		req         admission.Request
+		wantAllowed bool
+		wantCode    int32
+		wantPatch   string // JSON list of operations; "" for none
+	}{{
+		name:        "CloneSet pod gets the gate",
+		req:         podRequest(admissionv1.Create, "", podDoc(cloneSetOwner, "")),
+		wantAllowed: true,
+		wantPatch:   `[{"op":"add","path":"/spec/readinessGates","value":[{"conditionType":"KruisePodReady"}]}]`,
+	}, {
+		name:        "Advanced StatefulSet pod keeps its gates and gets ours after them",
+		req:         podRequest(admissionv1.Create, "", podDoc(statefulSetOwner, `"readinessGates":[{"conditionType":"example.com/lb"}],`)),
+		wantAllowed: true,
+		wantPatch:   `[{"op":"add","path":"/spec/readinessGates/1","value":{"conditionType":"KruisePodReady"}}]`,
+	}, {
+		name:        "the gate is there already",
+		req:         podRequest(admissionv1.Create, "", podDoc(cloneSetOwner, `"readinessGates":[{"conditionType":"KruisePodReady"}],`)),
+		wantAllowed: true,
+	}, {
+		name:        "a ReplicaSet pod is left alone",
+		req:         podRequest(admissionv1.Create, "", podDoc(replicaSetOwner, "")),
+		wantAllowed: true,
+	}, {
+		name:        "an apps.kruise.io owner that is not the controller",
+		req:         podRequest(admissionv1.Create, "", podDoc(kruiseNotCtrl, "")),
+		wantAllowed: true,
+	}, {
+		name:        "updates are not mutated",
+		req:         podRequest(admissionv1.Update, "", podDoc(cloneSetOwner, "")),
+		wantAllowed: true,
+	}, {
+		name:        "subresources are not mutated",
+		req:         podRequest(admissionv1.Create, "binding", `{"kind":"Binding"}`),
+		wantAllowed: true,
+	}, {
+		name:     "malformed JSON",
+		req:      podRequest(admissionv1.Create, "", `{"apiVersion":"v1","kind":"Pod","spec":`),
+		wantCode: http.StatusBadRequest,
+	}, {
+		name:     "a field of the wrong type",
+		req:      podRequest(admissionv1.Create, "", `{"apiVersion":"v1","kind":"Pod","metadata":{"ownerReferences":"web"}}`),
+		wantCode: http.StatusBadRequest,
+	}, {
+		name:     "no object",
+		req:      podRequest(admissionv1.Create, "", ""),
+		wantCode: http.StatusBadRequest,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := h.Handle(context.Background(), tc.req)
+			if resp.Allowed != tc.wantAllowed {
+				t.Fatalf("allowed = %v, want %v (result %+v)", resp.Allowed, tc.wantAllowed, resp.Result)
+			}
+			if tc.wantCode != 0 && (resp.Result == nil || resp.Result.Code != tc.wantCode) {
+				t.Errorf("result %+v, want code %d", resp.Result, tc.wantCode)
+			}
+			if diff := cmp.Diff(decodeJSON(t, tc.wantPatch), patchJSON(t, resp)); diff != "" {
+				t.Errorf("patch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func patchJSON(t *testing.T, resp admission.Response) any {
+	t.Helper()
+	if len(resp.Patches) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(resp.Patches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decodeJSON(t, string(raw))
+}
+
+func decodeJSON(t *testing.T, s string) any {
+	t.Helper()
+	if s == "" {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestRegisterPodWebhookNeedsItsInputs(t *testing.T) {
+	if err := RegisterPodWebhook(&handlerServer{handlers: map[string]http.Handler{}}, nil); err == nil {
+		t.Error("no error without a scheme")
+	}
+	if err := RegisterPodWebhook(nil, runtime.NewScheme()); err == nil {
+		t.Error("no error without a server")
+	}
+}
+
+// TestPodWebhookConfiguration checks the chart's entry: served path, never blocking, pods only, upstream's
+// namespace exclusions.
+func TestPodWebhookConfiguration(t *testing.T) {
+	mutating, _ := loadWebhookConfigurations(t)
+	var w *admissionregistrationv1.MutatingWebhook
+	for i := range mutating.Webhooks {
+		if mutating.Webhooks[i].Name == "mpod.kb.io" {
+			w = &mutating.Webhooks[i]
+		}
+	}
+	if w == nil {
+		t.Fatal("no mpod.kb.io webhook")
+	}
+	if got := servicePath(t, w.Name, w.ClientConfig); got != MutatePodPath {
+		t.Errorf("path %q, want %q", got, MutatePodPath)
+	}
+	if w.FailurePolicy == nil || *w.FailurePolicy != admissionregistrationv1.Ignore {
+		t.Error("failurePolicy is not Ignore: a stopped manager would block every pod")
+	}
+	if w.SideEffects == nil || *w.SideEffects != admissionregistrationv1.SideEffectClassNone || w.ObjectSelector != nil {
+		t.Errorf("sideEffects %v, objectSelector %v", w.SideEffects, w.ObjectSelector)
+	}
+	wantRules := []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+	}}
+	if diff := cmp.Diff(wantRules, w.Rules); diff != "" {
+		t.Errorf("rules (-want +got):\n%s", diff)
+	}
+	selector, err := metav1.LabelSelectorAsSelector(w.NamespaceSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ns, want := range map[string]bool{"apps": true, "kube-system": false, "control-plane": false} {
+		nsLabels := labels.Set{"kubernetes.io/metadata.name": ns}
+		if ns == "control-plane" {
+			nsLabels["control-plane"] = "flotilla-manager"
+		}
+		if got := selector.Matches(nsLabels); got != want {
+			t.Errorf("namespace %s selected = %v, want %v", ns, got, want)
+		}
+	}
+}
+
+// FuzzPodWebhook feeds arbitrary objects to the handler: it answers every one without panicking.
+func FuzzPodWebhook(f *testing.F) {
+	for _, seed := range []string{podDoc(cloneSetOwner, ""), podDoc(replicaSetOwner, ""), `{"kind":"Pod"}`, `{`, `null`, `[]`} {
+		f.Add(seed)
+	}
+	h := podWebhook(f)
+	f.Fuzz(func(t *testing.T, raw string) {
+		resp := h.Handle(context.Background(), podRequest(admissionv1.Create, "", raw))
+		if !resp.Allowed && (resp.Result == nil || resp.Result.Code == 0) {
+			t.Fatalf("refused without a code: %+v", resp.Result)
+		}
+	})
+}

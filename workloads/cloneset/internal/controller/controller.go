@@ -1,0 +1,163 @@
+// Package controller is the CloneSet controller: it keeps a CloneSet's pods (and their claims) at the
+// replica count, moves them to the current template (in place where possible), drives the lifecycle hooks
+// and reports upstream's status. Planning is in ../plan; this package gathers, applies and records.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/expectations"
+)
+
+// ControllerName names the controller, its logs and the source of its events (upstream's).
+const ControllerName = "cloneset-controller"
+
+// expectationsTTL bounds how long a reconcile waits for the cache to show the controller's own writes.
+const expectationsTTL = 5 * time.Minute
+
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler reconciles CloneSets.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes; Recorder records events. Both default to the
+	// manager's.
+	Client   client.Client
+	Recorder events.EventRecorder
+	// Clock defaults to the real clock.
+	Clock clock.PassiveClock
+	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's default).
+	Workers int
+	// NewID returns a random instance id; defaults to 5 random lowercase letters and digits.
+	NewID func() string
+
+	// expectations hold the controller's pod writes, claimExpectations its claim creations, until the
+	// cache shows them.
+	expectations, claimExpectations *expectations.Expectations
+}
+
+// SetupWithManager registers the controller: it watches CloneSets and the pods and claims they own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.setDefaults(mgr)
+	workers := r.Workers
+	if workers <= 0 {
+		workers = 3
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		For(&kruiseappsv1alpha1.CloneSet{}).
+		Owns(&corev1.Pod{}).
+		Owns(&corev1.PersistentVolumeClaim{}).
+		Complete(r)
+}
+
+func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(ControllerName)
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.NewID == nil {
+		r.NewID = randomID
+	}
+	r.expectations = expectations.New(r.Clock, expectationsTTL)
+	r.claimExpectations = expectations.New(r.Clock, expectationsTTL)
+}
+
+// Reconcile brings one CloneSet one step closer to its spec and reports its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cs := &kruiseappsv1alpha1.CloneSet{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cs); err != nil {
+		r.expectations.Forget(req.NamespacedName)
+		r.claimExpectations.Forget(req.NamespacedName)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if cs.DeletionTimestamp != nil {
+		// Pods, claims and revisions carry owner references: the garbage collector removes them.
+		return ctrl.Result{}, nil
+	}
+	w, err := r.gather(ctx, cs)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	wait := max(expectations.Wait(r.expectations, req.NamespacedName, w.pods),
+		expectations.Wait(r.claimExpectations, req.NamespacedName, w.claims))
+	if wait > 0 {
+		return ctrl.Result{RequeueAfter: min(wait, time.Second)}, nil
+	}
+	revs, err := r.syncRevisions(ctx, cs, w)
+	if err != nil {
+		return ctrl.Result{}, r.failed(ctx, cs, kruiseappsv1alpha1.CloneSetConditionFailedUpdate, err)
+	}
+	in := r.input(cs, w, revs)
+	syncErr := r.sync(ctx, cs, w, revs, in)
+	requeue, err := r.writeStatus(ctx, cs, w, in, syncErr)
+	if err = joinErr(syncErr, err); apierrors.IsConflict(err) {
+		// A pod changed under a guarded write (the kubelet reported): look again with the new state.
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return ctrl.Result{RequeueAfter: requeue}, err
+}
+
+// conflictRetry is how soon a reconcile that lost a write race looks again.
+const conflictRetry = 100 * time.Millisecond
+
+// sync runs one step: finish in-place updates and lifecycle moves, then scale; only when scaling has
+// nothing to do does it update pods, so that one reconcile never both adds and replaces pods.
+func (r *Reconciler) sync(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions, in plan.Input) error {
+	if err := r.refresh(ctx, cs, w, revs); err != nil {
+		return err
+	}
+	scale := plan.PlanScale(in)
+	ctrl.LoggerFrom(ctx).V(1).Info("Planned scale", "pods", len(in.Pods), "replicas", in.Strategy.Replicas,
+		"create", scale.Create, "delete", podNames(scale.Delete), "freeIDs", in.FreeIDs, "claims", len(w.claims))
+	if !scale.Empty() || scale.Limited {
+		return r.scale(ctx, cs, w, revs, scale)
+	}
+	if err := r.cleanupClaims(ctx, cs, w, in); err != nil {
+		return err
+	}
+	return r.update(ctx, cs, w, revs, plan.PlanUpdate(in))
+}
+
+func joinErr(a, b error) error {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	default:
+		return fmt.Errorf("%w; %w", a, b)
+	}
+}
+
+func podNames(pods []*corev1.Pod) []string {
+	names := make([]string, 0, len(pods))
+	for _, p := range pods {
+		names = append(names, p.Name)
+	}
+	return names
+}

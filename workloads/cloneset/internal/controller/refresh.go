@@ -1,0 +1,61 @@
+package controller
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
+	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
+)
+
+// refresh moves every pod along what it is already doing: an in-place update the kubelet finished becomes
+// ready again, lifecycle states advance as hooks allow, and a pod preparing deletion is deleted once its
+// hook lets go.
+func (r *Reconciler) refresh(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions) error {
+	for _, p := range w.pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if err := r.refreshPod(ctx, cs, w, revs, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) refreshPod(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions, p *corev1.Pod) error {
+	if lifecycle.State(p) == kruiseappspub.LifecycleStatePreparingDelete {
+		return r.deletePod(ctx, cs, w, p)
+	}
+	done, err := r.finishInPlace(ctx, cs, p)
+	if err != nil {
+		return err
+	}
+	d := decide(cs, p, settleIntent(p, revs.update.Name, done))
+	return r.applyDecision(ctx, cs, p, d)
+}
+
+// finishInPlace sets InPlaceUpdateReady back to True once the kubelet runs every updated container, and
+// reports whether the pod has no in-place update pending.
+func (r *Reconciler) finishInPlace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod) (bool, error) {
+	at := metav1.NewTime(r.Clock.Now())
+	if inplaceupdate.Uninitialized(p) {
+		return true, r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool { return inplaceupdate.SetReady(p, true, at) })
+	}
+	if inplaceupdate.Ready(p) {
+		return true, nil
+	}
+	done, err := inplaceupdate.Completed(p)
+	if err != nil {
+		r.Recorder.Eventf(cs, p, corev1.EventTypeWarning, "InvalidInPlaceUpdateState", "Update", "pod %s: %v", p.Name, err)
+		return false, nil
+	}
+	if !done {
+		return false, nil
+	}
+	return true, r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool { return inplaceupdate.SetReady(p, true, at) })
+}

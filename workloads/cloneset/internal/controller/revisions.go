@@ -1,0 +1,123 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/revision"
+)
+
+// revisions are the CloneSet's update revision (its current template) and current revision (the one
+// before the update), with the templates of every known revision for creating and diffing pods.
+type revisions struct {
+	update, current *appsv1.ControllerRevision
+	templates       map[string]*corev1.PodTemplateSpec
+}
+
+// template returns the pod template of a revision, or nil when it is unknown (truncated or foreign).
+func (r *revisions) template(name string) *corev1.PodTemplateSpec { return r.templates[name] }
+
+var cloneSetKind = kruiseappsv1alpha1.GroupVersion.WithKind("CloneSet")
+
+// syncRevisions makes sure a ControllerRevision records the current template, resolves the current
+// revision, and drops history beyond revisionHistoryLimit.
+func (r *Reconciler) syncRevisions(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world) (*revisions, error) {
+	update, err := r.ensureUpdateRevision(ctx, cs, w)
+	if err != nil {
+		return nil, err
+	}
+	revs := &revisions{update: update, current: update, templates: map[string]*corev1.PodTemplateSpec{update.Name: &cs.Spec.Template}}
+	for _, cr := range w.revisions {
+		if cr.Name == cs.Status.CurrentRevision {
+			revs.current = cr
+		}
+		if t, err := templateOf(cr); err == nil && cr.Name != update.Name {
+			revs.templates[cr.Name] = t
+		}
+	}
+	return revs, r.truncateHistory(ctx, cs, w, revs)
+}
+
+func (r *Reconciler) ensureUpdateRevision(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world) (*appsv1.ControllerRevision, error) {
+	data, err := revision.TemplatePatch(&cs.Spec.Template)
+	if err != nil {
+		return nil, err
+	}
+	collision := ptr.To(ptr.Deref(cs.Status.CollisionCount, 0))
+	fresh, err := revision.New(cs, cloneSetKind, cs.Spec.Template.Labels, data, revision.Next(w.revisions), collision)
+	if err != nil {
+		return nil, err
+	}
+	u, err := revision.ResolveUpdate(w.revisions, fresh)
+	if errors.Is(err, revision.ErrHashCollision) {
+		return nil, r.bumpCollision(ctx, cs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return u.Revision, r.writeRevision(ctx, u, w)
+}
+
+// writeRevision creates or renumbers the update revision as resolved.
+func (r *Reconciler) writeRevision(ctx context.Context, u revision.Update, w *world) error {
+	switch u.Action {
+	case revision.Create:
+		if err := r.Client.Create(ctx, u.Revision); err != nil {
+			return fmt.Errorf("create revision %s: %w", u.Revision.Name, err)
+		}
+		w.revisions = append(w.revisions, u.Revision)
+	case revision.Renumber:
+		if err := r.Client.Update(ctx, u.Revision); err != nil {
+			return fmt.Errorf("renumber revision %s: %w", u.Revision.Name, err)
+		}
+	}
+	return nil
+}
+
+// bumpCollision raises status.collisionCount so the next attempt hashes to another name.
+func (r *Reconciler) bumpCollision(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet) error {
+	base := cs.DeepCopy()
+	cs.Status.CollisionCount = ptr.To(ptr.Deref(cs.Status.CollisionCount, 0) + 1)
+	if err := r.Client.Status().Patch(ctx, cs, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("raise collisionCount: %w", err)
+	}
+	return fmt.Errorf("revision name collision for CloneSet %s/%s, collisionCount raised to %d", cs.Namespace, cs.Name, *cs.Status.CollisionCount)
+}
+
+// truncateHistory deletes the oldest revisions no pod runs beyond spec.revisionHistoryLimit.
+func (r *Reconciler) truncateHistory(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions) error {
+	live := sets.New(revs.update.Name, revs.current.Name)
+	for _, p := range w.pods {
+		live.Insert(plan.Revision(p))
+	}
+	limit := ptr.Deref(cs.Spec.RevisionHistoryLimit, 10)
+	for _, cr := range revision.ToTruncate(w.revisions, live, limit) {
+		if err := r.Client.Delete(ctx, cr); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete revision %s: %w", cr.Name, err)
+		}
+	}
+	return nil
+}
+
+// templateOf decodes the pod template a revision records ({"spec":{"template":{...}}}).
+func templateOf(cr *appsv1.ControllerRevision) (*corev1.PodTemplateSpec, error) {
+	var data struct {
+		Spec struct {
+			Template corev1.PodTemplateSpec `json:"template"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(cr.Data.Raw, &data); err != nil {
+		return nil, fmt.Errorf("decode revision %s: %w", cr.Name, err)
+	}
+	return &data.Spec.Template, nil
+}

@@ -1,0 +1,136 @@
+package controller
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/flotilla-dev/flotilla/test/cluster"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
+)
+
+// clusterConfig is nil when the tests run with -short: no control plane.
+var clusterConfig *rest.Config
+
+// itTimeout bounds each wait of the integration tests.
+const itTimeout = 60 * time.Second
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	logf.SetLogger(testLogger())
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	crds, err := filepath.Abs("../../../../charts/flotilla/crds")
+	if err != nil {
+		crds = "../../../../charts/flotilla/crds"
+	}
+	opts := cluster.Options{
+		CRDDirs:           []string{crds},
+		ControllerManager: true,
+		Controllers:       []string{"garbage-collector-controller", "serviceaccount-controller"},
+		Scheduler:         true,
+		Nodes:             2,
+	}
+	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { clusterConfig = c.Config() }))
+}
+
+func testLogger() logr.Logger {
+	if testing.Verbose() {
+		return zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr))
+	}
+	return logr.Discard()
+}
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// startController runs the CloneSet and pod readiness controllers in-process until the test ends and
+// returns a direct client for the test's own reads and writes.
+func startController(t *testing.T) client.Client {
+	t.Helper()
+	if clusterConfig == nil {
+		t.Skip("no control plane in -short mode")
+	}
+	scheme := testScheme(t)
+	mgr, err := manager.New(clusterConfig, manager.Options{
+		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Reconciler{}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	if err := podreadiness.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	direct, err := client.New(clusterConfig, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return direct
+}
+
+var nsCounter atomic.Int32
+
+func newNamespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cs-%d-%d", time.Now().UnixNano()%100000, nsCounter.Add(1))}}
+	if err := c.Create(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// eventually polls cond until it holds; what names the state in the failure.
+func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, itTimeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v (last error: %v)", what, err, last)
+	}
+}

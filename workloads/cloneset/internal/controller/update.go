@@ -1,0 +1,73 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
+	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
+)
+
+// update moves the planned pods to the update revision: in place when the strategy allows and only
+// images and template metadata differ, else by recreating them (the scale step then creates the
+// replacement with the update revision).
+func (r *Reconciler) update(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions, pods []*corev1.Pod) error {
+	for _, p := range pods {
+		if err := r.updatePod(ctx, cs, w, revs, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) updatePod(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions, p *corev1.Pod) error {
+	strategy := cs.Spec.UpdateStrategy.Type
+	spec, inPlace := inplaceupdate.Calculate(revs.template(plan.Revision(p)), &cs.Spec.Template)
+	switch {
+	case inPlace && strategy != "" && strategy != kruiseappsv1alpha1.RecreateCloneSetUpdateStrategyType:
+		return r.updateInPlace(ctx, cs, revs, p, spec)
+	case strategy == kruiseappsv1alpha1.InPlaceOnlyCloneSetUpdateStrategyType:
+		r.Recorder.Eventf(cs, p, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "Update",
+			"pod %s cannot be updated in place to revision %s and updateStrategy.type is InPlaceOnly", p.Name, revs.update.Name)
+		return nil
+	default:
+		return r.deletePod(ctx, cs, w, p)
+	}
+}
+
+// updateInPlace runs the inPlaceUpdate hook, then marks the pod not ready (a status write, so endpoints
+// drop it before its containers restart) and patches images, labels and the update state in one write.
+func (r *Reconciler) updateInPlace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, revs *revisions, p *corev1.Pod, spec *inplaceupdate.Spec) error {
+	d := decide(cs, p, lifecycle.IntentUpdate)
+	if !d.Proceed {
+		return r.applyDecision(ctx, cs, p, d)
+	}
+	at := metav1.NewTime(r.Clock.Now())
+	err := r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool {
+		held := lifecycle.ApplyReadiness(p, d, at.Time)
+		return inplaceupdate.SetReady(p, false, at) || held
+	})
+	if err != nil {
+		return err
+	}
+	var applyErr error
+	err = r.patchPod(ctx, cs, p, func(p *corev1.Pod) bool {
+		if applyErr = inplaceupdate.Apply(p, spec, revs.update.Name, at); applyErr != nil {
+			return false
+		}
+		setRevisionLabels(p, revs.update.Name)
+		lifecycle.SetState(p, d.State, at.Time)
+		return true
+	})
+	if err = joinErr(applyErr, err); err != nil {
+		return fmt.Errorf("update pod %s in place: %w", p.Name, err)
+	}
+	r.Recorder.Eventf(cs, p, corev1.EventTypeNormal, "SuccessfulUpdatePodInPlace", "Update",
+		"successfully update pod %s in-place(revision %s)", p.Name, revs.update.Name)
+	return nil
+}
