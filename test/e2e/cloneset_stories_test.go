@@ -1,0 +1,357 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+var cloneSets = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "clonesets"}
+
+// seedRevision is the controller-revision-hash upstream gave the seed document's first CloneSet
+// (`controller-revision-hash=nginx-56bb68c858` in its `kubectl describe pod`): Flotilla must compute the same
+// one, or every pod upstream created would look outdated after a switch.
+const seedRevision = "nginx-56bb68c858"
+
+// applySeedCloneSet applies a seed CloneSet into ns, with changes to its spec.
+func applySeedCloneSet(ctx context.Context, file, ns string, change func(obj *unstructured.Unstructured)) {
+	GinkgoHelper()
+	obj := seedObject(file)
+	obj.SetNamespace(ns)
+	if change != nil {
+		change(obj)
+	}
+	ensureNamespace(ctx, ns)
+	_, err := apply(ctx, target{gvr: cloneSets, namespaced: true, namespace: ns}, obj)
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// setCloneSetImage changes the first container's image (a JSON patch: a merge patch would replace the
+// whole container list).
+func setCloneSetImage(ctx context.Context, ns, name, image string) {
+	GinkgoHelper()
+	patch := fmt.Sprintf(`[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":%q}]`, image)
+	_, err := dyn.Resource(cloneSets).Namespace(ns).Patch(ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+func patchCloneSet(ctx context.Context, ns, name, patch string) {
+	GinkgoHelper()
+	_, err := dyn.Resource(cloneSets).Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// cloneSetStatus is what kubectl's printer columns, Argo CD's health check and kubectl-kruise read.
+type cloneSetStatus struct {
+	Generation, ObservedGeneration                                  int64
+	Replicas, Ready, Available, Updated, UpdatedReady, UpdatedAvail int64
+	ExpectedUpdated                                                 int64
+	UpdateRevision, CurrentRevision                                 string
+}
+
+func readCloneSet(ctx context.Context, ns, name string) cloneSetStatus {
+	GinkgoHelper()
+	obj, err := dyn.Resource(cloneSets).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	n := func(f string) int64 { v, _, _ := unstructured.NestedInt64(obj.Object, "status", f); return v }
+	s := func(f string) string { v, _, _ := unstructured.NestedString(obj.Object, "status", f); return v }
+	return cloneSetStatus{Generation: obj.GetGeneration(), ObservedGeneration: n("observedGeneration"),
+		Replicas: n("replicas"), Ready: n("readyReplicas"), Available: n("availableReplicas"), Updated: n("updatedReplicas"),
+		UpdatedReady: n("updatedReadyReplicas"), UpdatedAvail: n("updatedAvailableReplicas"), ExpectedUpdated: n("expectedUpdatedReplicas"),
+		UpdateRevision: s("updateRevision"), CurrentRevision: s("currentRevision")}
+}
+
+// waitCloneSet waits until the CloneSet at its current generation has replicas pods, all available, and
+// updated of them on the update revision.
+func waitCloneSet(ctx context.Context, ns, name string, replicas, updated int64) cloneSetStatus {
+	GinkgoHelper()
+	var got cloneSetStatus
+	Eventually(func() bool {
+		got = readCloneSet(ctx, ns, name)
+		return got.ObservedGeneration == got.Generation && got.Replicas == replicas && got.Available == replicas &&
+			got.UpdatedAvail == updated && len(activePods(ctx, ns, "app="+name)) == int(replicas)
+	}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(BeTrue(), "CloneSet %s/%s: %+v", ns, name, got)
+	return got
+}
+
+func activePods(ctx context.Context, ns, selector string) []corev1.Pod {
+	GinkgoHelper()
+	list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	Expect(err).NotTo(HaveOccurred())
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// cloneSetEvents returns the notes of the CloneSet's events with reason.
+func cloneSetEvents(ctx context.Context, ns, name, reason string) []string {
+	GinkgoHelper()
+	list, err := kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	var notes []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "CloneSet" && e.Regarding.Name == name && e.Reason == reason {
+			notes = append(notes, e.Note)
+		}
+	}
+	return notes
+}
+
+// podWatch samples a CloneSet's pods until stopped and keeps the worst moments: the most pods at once and
+// the most of them not Ready.
+type podWatch struct {
+	mu                      sync.Mutex
+	maxPods, maxUnavailable int
+	stop                    context.CancelFunc
+	done                    chan struct{}
+}
+
+func watchPods(ctx context.Context, ns, selector string) *podWatch {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &podWatch{stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer GinkgoRecover()
+		defer close(w.done)
+		for ctx.Err() == nil {
+			list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+			if err == nil {
+				w.sample(list.Items)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return w
+}
+
+func (w *podWatch) sample(pods []corev1.Pod) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	unavailable := 0
+	for i := range pods {
+		if pods[i].DeletionTimestamp != nil || !podReady(pods[i]) {
+			unavailable++
+		}
+	}
+	w.maxPods, w.maxUnavailable = max(w.maxPods, len(pods)), max(w.maxUnavailable, unavailable)
+}
+
+// worst stops the watch and returns the most pods and the most unavailable pods it saw.
+func (w *podWatch) worst() (pods, unavailable int) {
+	w.stop()
+	<-w.done
+	return w.maxPods, w.maxUnavailable
+}
+
+var _ = Describe("CloneSet stories", func() {
+	It("creates the seed CloneSet with upstream's labels, revision hash, gates and events", func(ctx SpecContext) {
+		const ns = "e2e-cs-create"
+		applySeedCloneSet(ctx, "001-cloneset-nginx.yaml", ns, nil)
+		st := waitCloneSet(ctx, ns, "nginx", 1, 1)
+		Expect(st.UpdateRevision).To(Equal(seedRevision))
+		Expect(st.CurrentRevision).To(Equal(seedRevision))
+		pod := activePods(ctx, ns, "app=nginx")[0]
+		id := pod.Labels["apps.kruise.io/cloneset-instance-id"]
+		Expect(pod.Name).To(Equal("nginx-" + id))
+		Expect(pod.Labels).To(HaveKeyWithValue("controller-revision-hash", seedRevision))
+		Expect(pod.Labels).To(HaveKeyWithValue("pod-template-hash", strings.TrimPrefix(seedRevision, "nginx-")))
+		Expect(pod.Labels).To(HaveKeyWithValue("lifecycle.apps.kruise.io/state", "Normal"))
+		Expect(metav1.GetControllerOf(&pod).Kind).To(Equal("CloneSet"))
+		var gates []corev1.PodConditionType
+		for _, g := range pod.Spec.ReadinessGates {
+			gates = append(gates, g.ConditionType)
+		}
+		Expect(gates).To(ConsistOf(corev1.PodConditionType("InPlaceUpdateReady"), corev1.PodConditionType("KruisePodReady")))
+		Expect(cloneSetEvents(ctx, ns, "nginx", "SuccessfulCreate")).To(ConsistOf("succeed to create pod " + pod.Name))
+		cr, err := kube.AppsV1().ControllerRevisions(ns).Get(ctx, seedRevision, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(metav1.GetControllerOf(cr).Name).To(Equal("nginx"))
+	})
+
+	It("scales up one pod at a time with minReadySeconds and scaleStrategy.maxUnavailable, then deletes the named pod", func(ctx SpecContext) {
+		const ns = "e2e-cs-scale"
+		const minReady = 3
+		applySeedCloneSet(ctx, "001-cloneset-nginx.yaml", ns, nil)
+		waitCloneSet(ctx, ns, "nginx", 1, 1)
+		patchCloneSet(ctx, ns, "nginx", fmt.Sprintf(`{"spec":{"replicas":5,"minReadySeconds":%d,"scaleStrategy":{"maxUnavailable":1}}}`, minReady))
+		waitCloneSet(ctx, ns, "nginx", 5, 5)
+		pods := activePods(ctx, ns, "app=nginx")
+		created := make([]time.Time, 0, len(pods))
+		for _, p := range pods {
+			created = append(created, p.CreationTimestamp.Time)
+		}
+		slices.SortFunc(created, func(a, b time.Time) int { return a.Compare(b) })
+		for i := 1; i < len(created); i++ {
+			// Creation times are whole seconds: a gap of minReadySeconds may show as one second less.
+			Expect(created[i].Sub(created[i-1])).To(BeNumerically(">=", (minReady-1)*time.Second),
+				"pods %d and %d were created %v apart", i-1, i, created[i].Sub(created[i-1]))
+		}
+		Expect(cloneSetEvents(ctx, ns, "nginx", "ScaleUpLimited")).To(ContainElement(
+			"scaleUp is limited because of scaleStrategy.maxUnavailable, limit: 0"))
+
+		victim := pods[2].Name
+		patchCloneSet(ctx, ns, "nginx", fmt.Sprintf(`{"spec":{"replicas":4,"scaleStrategy":{"podsToDelete":[%q]}}}`, victim))
+		waitCloneSet(ctx, ns, "nginx", 4, 4)
+		var left []string
+		for _, p := range activePods(ctx, ns, "app=nginx") {
+			left = append(left, p.Name)
+		}
+		var want []string
+		for _, p := range pods {
+			if p.Name != victim {
+				want = append(want, p.Name)
+			}
+		}
+		Expect(left).To(Equal(want))
+		Expect(cloneSetEvents(ctx, ns, "nginx", "SuccessfulDelete")).To(ConsistOf("succeed to delete pod " + victim))
+	})
+
+	It("keeps each instance's claim: reused by the replacement of a deleted pod, deleted on scale-down", func(ctx SpecContext) {
+		const ns = "e2e-cs-claims"
+		for i := range 3 {
+			createHostPathPV(ctx, fmt.Sprintf("e2e-cs-claims-%d", i))
+		}
+		applySeedCloneSet(ctx, "004-cloneset-nginx.yaml", ns, nil)
+		waitCloneSet(ctx, ns, "nginx", 3, 3)
+		claims := boundClaims(ctx, ns, 3)
+		pods := activePods(ctx, ns, "app=nginx")
+		for _, p := range pods {
+			id := p.Labels["apps.kruise.io/cloneset-instance-id"]
+			Expect(claims).To(HaveKey("data-nginx-" + id))
+		}
+		gone := pods[0]
+		Expect(kube.CoreV1().Pods(ns).Delete(ctx, gone.Name, metav1.DeleteOptions{})).To(Succeed())
+		Eventually(func() types.UID {
+			p, err := kube.CoreV1().Pods(ns).Get(ctx, gone.Name, metav1.GetOptions{})
+			if err != nil {
+				return ""
+			}
+			return p.UID
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).ShouldNot(Or(BeEmpty(), Equal(gone.UID)),
+			"a replacement named %s (same instance id)", gone.Name)
+		waitCloneSet(ctx, ns, "nginx", 3, 3)
+		Expect(boundClaims(ctx, ns, 3)).To(Equal(claims), "the replacement must reuse the claim, not a new one")
+
+		patchCloneSet(ctx, ns, "nginx", `{"spec":{"replicas":2}}`)
+		waitCloneSet(ctx, ns, "nginx", 2, 2)
+		Eventually(func() int { return len(liveClaims(ctx, ns)) }).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(Equal(2))
+	})
+
+	It("updates 3 pods in place: same names, UIDs and nodes, one restart each, never more than one unavailable", func(ctx SpecContext) {
+		const ns = "e2e-cs-inplace"
+		applySeedCloneSet(ctx, "005-cloneset-nginx.yaml", ns, nil)
+		waitCloneSet(ctx, ns, "nginx", 3, 3)
+		before := activePods(ctx, ns, "app=nginx")
+		w := watchPods(ctx, ns, "app=nginx")
+		setCloneSetImage(ctx, ns, "nginx", "nginx:alpine")
+		Eventually(func() string { return readCloneSet(ctx, ns, "nginx").UpdateRevision }).WithContext(ctx).WithPolling(poll).
+			ShouldNot(Equal(seedRevisionOf(before)))
+		st := waitCloneSet(ctx, ns, "nginx", 3, 3)
+		maxPods, maxUnavailable := w.worst()
+		Expect(maxPods).To(Equal(3), "pods at once")
+		Expect(maxUnavailable).To(BeNumerically("<=", 1), "unavailable pods at once (maxUnavailable 20%% of 3)")
+		after := activePods(ctx, ns, "app=nginx")
+		Expect(after).To(HaveLen(3))
+		for i, p := range after {
+			Expect(p.Name).To(Equal(before[i].Name))
+			Expect(p.UID).To(Equal(before[i].UID))
+			Expect(p.Spec.NodeName).To(Equal(before[i].Spec.NodeName))
+			Expect(p.Spec.Containers[0].Image).To(Equal("nginx:alpine"))
+			Expect(p.Status.ContainerStatuses[0].RestartCount).To(Equal(before[i].Status.ContainerStatuses[0].RestartCount + 1))
+			Expect(p.Labels).To(HaveKeyWithValue("controller-revision-hash", st.UpdateRevision))
+		}
+		Expect(cloneSetEvents(ctx, ns, "nginx", "SuccessfulUpdatePodInPlace")).To(ConsistOf(
+			fmt.Sprintf("successfully update pod %s in-place(revision %s)", before[0].Name, st.UpdateRevision),
+			fmt.Sprintf("successfully update pod %s in-place(revision %s)", before[1].Name, st.UpdateRevision),
+			fmt.Sprintf("successfully update pod %s in-place(revision %s)", before[2].Name, st.UpdateRevision)))
+	})
+
+	It("keeps two old pods with partition 2 of 4", func(ctx SpecContext) {
+		const ns = "e2e-cs-partition"
+		applySeedCloneSet(ctx, "007-cloneset-nginx.yaml", ns, func(obj *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(obj.Object, []any{map[string]any{"name": "nginx", "image": "nginx:alpine",
+				"ports": []any{map[string]any{"name": "http", "containerPort": int64(80)}}}}, "spec", "template", "spec", "containers")).To(Succeed())
+		})
+		waitCloneSet(ctx, ns, "nginx", 4, 4)
+		before := activePods(ctx, ns, "app=nginx")
+		setCloneSetImage(ctx, ns, "nginx", "nginx:latest")
+		st := waitCloneSet(ctx, ns, "nginx", 4, 2)
+		Expect(st.ExpectedUpdated).To(Equal(int64(2)))
+		images := map[string]int{}
+		for _, p := range activePods(ctx, ns, "app=nginx") {
+			images[p.Spec.Containers[0].Image]++
+		}
+		Expect(images).To(Equal(map[string]int{"nginx:alpine": 2, "nginx:latest": 2}))
+		Expect(activePods(ctx, ns, "app=nginx")).To(HaveLen(len(before)))
+		for i, p := range activePods(ctx, ns, "app=nginx") {
+			Expect(p.UID).To(Equal(before[i].UID), "pods are updated in place")
+		}
+		Consistently(func() int64 { return readCloneSet(ctx, ns, "nginx").Updated }).WithContext(ctx).
+			WithTimeout(2 * time.Second).WithPolling(poll).Should(Equal(int64(2)))
+	})
+})
+
+// seedRevisionOf is the revision the pods run (they all run one).
+func seedRevisionOf(pods []corev1.Pod) string { return pods[0].Labels["controller-revision-hash"] }
+
+func createHostPathPV(ctx context.Context, name string) {
+	GinkgoHelper()
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + name}},
+		},
+	}
+	_, err := kube.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) { _ = kube.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{}) })
+}
+
+func liveClaims(ctx context.Context, ns string) map[string]corev1.PersistentVolumeClaim {
+	GinkgoHelper()
+	list, err := kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]corev1.PersistentVolumeClaim{}
+	for _, c := range list.Items {
+		if c.DeletionTimestamp == nil {
+			out[c.Name] = c
+		}
+	}
+	return out
+}
+
+// boundClaims waits for n bound claims and returns their UIDs by name.
+func boundClaims(ctx context.Context, ns string, n int) map[string]types.UID {
+	GinkgoHelper()
+	var out map[string]types.UID
+	Eventually(func() int {
+		out = map[string]types.UID{}
+		for name, c := range liveClaims(ctx, ns) {
+			if c.Status.Phase == corev1.ClaimBound {
+				out[name] = c.UID
+			}
+		}
+		return len(out)
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(Equal(n))
+	return out
+}
