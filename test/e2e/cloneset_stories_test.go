@@ -21,6 +21,9 @@ import (
 
 var cloneSets = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "clonesets"}
 
+// seedCloneSet is the name of every seed CloneSet.
+const seedCloneSet = "nginx"
+
 // seedRevision is the controller-revision-hash upstream gave the seed document's first CloneSet
 // (`controller-revision-hash=nginx-56bb68c858` in its `kubectl describe pod`): Flotilla must compute the same
 // one, or every pod upstream created would look outdated after a switch.
@@ -41,14 +44,16 @@ func applySeedCloneSet(ctx context.Context, file, ns string, change func(obj *un
 
 // setCloneSetImage changes the first container's image (a JSON patch: a merge patch would replace the
 // whole container list).
-func setCloneSetImage(ctx context.Context, ns, name, image string) {
+func setCloneSetImage(ctx context.Context, ns, image string) {
+	const name = seedCloneSet
 	GinkgoHelper()
 	patch := fmt.Sprintf(`[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":%q}]`, image)
 	_, err := dyn.Resource(cloneSets).Namespace(ns).Patch(ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{})
 	Expect(err).NotTo(HaveOccurred())
 }
 
-func patchCloneSet(ctx context.Context, ns, name, patch string) {
+func patchCloneSet(ctx context.Context, ns, patch string) {
+	const name = seedCloneSet
 	GinkgoHelper()
 	_, err := dyn.Resource(cloneSets).Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -62,7 +67,8 @@ type cloneSetStatus struct {
 	UpdateRevision, CurrentRevision                                 string
 }
 
-func readCloneSet(ctx context.Context, ns, name string) cloneSetStatus {
+func readCloneSet(ctx context.Context, ns string) cloneSetStatus {
+	const name = seedCloneSet
 	GinkgoHelper()
 	obj, err := dyn.Resource(cloneSets).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -76,18 +82,21 @@ func readCloneSet(ctx context.Context, ns, name string) cloneSetStatus {
 
 // waitCloneSet waits until the CloneSet at its current generation has replicas pods, all available, and
 // updated of them on the update revision.
-func waitCloneSet(ctx context.Context, ns, name string, replicas, updated int64) cloneSetStatus {
+func waitCloneSet(ctx context.Context, ns string, replicas, updated int64) cloneSetStatus {
+	const name = seedCloneSet
 	GinkgoHelper()
 	var got cloneSetStatus
 	Eventually(func() bool {
-		got = readCloneSet(ctx, ns, name)
+		got = readCloneSet(ctx, ns)
 		return got.ObservedGeneration == got.Generation && got.Replicas == replicas && got.Available == replicas &&
-			got.UpdatedAvail == updated && len(activePods(ctx, ns, "app="+name)) == int(replicas)
+			got.UpdatedAvail == updated && len(activePods(ctx, ns)) == int(replicas)
 	}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(BeTrue(), "CloneSet %s/%s: %+v", ns, name, got)
 	return got
 }
 
-func activePods(ctx context.Context, ns, selector string) []corev1.Pod {
+// activePods lists the seed CloneSet's pods that are not being deleted, by name.
+func activePods(ctx context.Context, ns string) []corev1.Pod {
+	const selector = "app=" + seedCloneSet
 	GinkgoHelper()
 	list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	Expect(err).NotTo(HaveOccurred())
@@ -102,7 +111,8 @@ func activePods(ctx context.Context, ns, selector string) []corev1.Pod {
 }
 
 // cloneSetEvents returns the notes of the CloneSet's events with reason.
-func cloneSetEvents(ctx context.Context, ns, name, reason string) []string {
+func cloneSetEvents(ctx context.Context, ns, reason string) []string {
+	const name = seedCloneSet
 	GinkgoHelper()
 	list, err := kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -124,7 +134,8 @@ type podWatch struct {
 	done                    chan struct{}
 }
 
-func watchPods(ctx context.Context, ns, selector string) *podWatch {
+func watchPods(ctx context.Context, ns string) *podWatch {
+	const selector = "app=" + seedCloneSet
 	ctx, cancel := context.WithCancel(ctx)
 	w := &podWatch{stop: cancel, done: make(chan struct{})}
 	go func() {
@@ -164,10 +175,10 @@ var _ = Describe("CloneSet stories", func() {
 	It("creates the seed CloneSet with upstream's labels, revision hash, gates and events", func(ctx SpecContext) {
 		const ns = "e2e-cs-create"
 		applySeedCloneSet(ctx, "001-cloneset-nginx.yaml", ns, nil)
-		st := waitCloneSet(ctx, ns, "nginx", 1, 1)
+		st := waitCloneSet(ctx, ns, 1, 1)
 		Expect(st.UpdateRevision).To(Equal(seedRevision))
 		Expect(st.CurrentRevision).To(Equal(seedRevision))
-		pod := activePods(ctx, ns, "app=nginx")[0]
+		pod := activePods(ctx, ns)[0]
 		id := pod.Labels["apps.kruise.io/cloneset-instance-id"]
 		Expect(pod.Name).To(Equal("nginx-" + id))
 		Expect(pod.Labels).To(HaveKeyWithValue("controller-revision-hash", seedRevision))
@@ -179,7 +190,7 @@ var _ = Describe("CloneSet stories", func() {
 			gates = append(gates, g.ConditionType)
 		}
 		Expect(gates).To(ConsistOf(corev1.PodConditionType("InPlaceUpdateReady"), corev1.PodConditionType("KruisePodReady")))
-		Expect(cloneSetEvents(ctx, ns, "nginx", "SuccessfulCreate")).To(ConsistOf("succeed to create pod " + pod.Name))
+		Expect(cloneSetEvents(ctx, ns, "SuccessfulCreate")).To(ConsistOf("succeed to create pod " + pod.Name))
 		cr, err := kube.AppsV1().ControllerRevisions(ns).Get(ctx, seedRevision, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(metav1.GetControllerOf(cr).Name).To(Equal("nginx"))
@@ -189,10 +200,10 @@ var _ = Describe("CloneSet stories", func() {
 		const ns = "e2e-cs-scale"
 		const minReady = 3
 		applySeedCloneSet(ctx, "001-cloneset-nginx.yaml", ns, nil)
-		waitCloneSet(ctx, ns, "nginx", 1, 1)
-		patchCloneSet(ctx, ns, "nginx", fmt.Sprintf(`{"spec":{"replicas":5,"minReadySeconds":%d,"scaleStrategy":{"maxUnavailable":1}}}`, minReady))
-		waitCloneSet(ctx, ns, "nginx", 5, 5)
-		pods := activePods(ctx, ns, "app=nginx")
+		waitCloneSet(ctx, ns, 1, 1)
+		patchCloneSet(ctx, ns, fmt.Sprintf(`{"spec":{"replicas":5,"minReadySeconds":%d,"scaleStrategy":{"maxUnavailable":1}}}`, minReady))
+		waitCloneSet(ctx, ns, 5, 5)
+		pods := activePods(ctx, ns)
 		created := make([]time.Time, 0, len(pods))
 		for _, p := range pods {
 			created = append(created, p.CreationTimestamp.Time)
@@ -203,14 +214,14 @@ var _ = Describe("CloneSet stories", func() {
 			Expect(created[i].Sub(created[i-1])).To(BeNumerically(">=", (minReady-1)*time.Second),
 				"pods %d and %d were created %v apart", i-1, i, created[i].Sub(created[i-1]))
 		}
-		Expect(cloneSetEvents(ctx, ns, "nginx", "ScaleUpLimited")).To(ContainElement(
+		Expect(cloneSetEvents(ctx, ns, "ScaleUpLimited")).To(ContainElement(
 			"scaleUp is limited because of scaleStrategy.maxUnavailable, limit: 0"))
 
 		victim := pods[2].Name
-		patchCloneSet(ctx, ns, "nginx", fmt.Sprintf(`{"spec":{"replicas":4,"scaleStrategy":{"podsToDelete":[%q]}}}`, victim))
-		waitCloneSet(ctx, ns, "nginx", 4, 4)
+		patchCloneSet(ctx, ns, fmt.Sprintf(`{"spec":{"replicas":4,"scaleStrategy":{"podsToDelete":[%q]}}}`, victim))
+		waitCloneSet(ctx, ns, 4, 4)
 		var left []string
-		for _, p := range activePods(ctx, ns, "app=nginx") {
+		for _, p := range activePods(ctx, ns) {
 			left = append(left, p.Name)
 		}
 		var want []string
@@ -220,7 +231,7 @@ var _ = Describe("CloneSet stories", func() {
 			}
 		}
 		Expect(left).To(Equal(want))
-		Expect(cloneSetEvents(ctx, ns, "nginx", "SuccessfulDelete")).To(ConsistOf("succeed to delete pod " + victim))
+		Expect(cloneSetEvents(ctx, ns, "SuccessfulDelete")).To(ConsistOf("succeed to delete pod " + victim))
 	})
 
 	It("keeps each instance's claim: reused by the replacement of a deleted pod, deleted on scale-down", func(ctx SpecContext) {
@@ -229,9 +240,9 @@ var _ = Describe("CloneSet stories", func() {
 			createHostPathPV(ctx, fmt.Sprintf("e2e-cs-claims-%d", i))
 		}
 		applySeedCloneSet(ctx, "004-cloneset-nginx.yaml", ns, nil)
-		waitCloneSet(ctx, ns, "nginx", 3, 3)
+		waitCloneSet(ctx, ns, 3, 3)
 		claims := boundClaims(ctx, ns, 3)
-		pods := activePods(ctx, ns, "app=nginx")
+		pods := activePods(ctx, ns)
 		for _, p := range pods {
 			id := p.Labels["apps.kruise.io/cloneset-instance-id"]
 			Expect(claims).To(HaveKey("data-nginx-" + id))
@@ -246,28 +257,28 @@ var _ = Describe("CloneSet stories", func() {
 			return p.UID
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).ShouldNot(Or(BeEmpty(), Equal(gone.UID)),
 			"a replacement named %s (same instance id)", gone.Name)
-		waitCloneSet(ctx, ns, "nginx", 3, 3)
+		waitCloneSet(ctx, ns, 3, 3)
 		Expect(boundClaims(ctx, ns, 3)).To(Equal(claims), "the replacement must reuse the claim, not a new one")
 
-		patchCloneSet(ctx, ns, "nginx", `{"spec":{"replicas":2}}`)
-		waitCloneSet(ctx, ns, "nginx", 2, 2)
+		patchCloneSet(ctx, ns, `{"spec":{"replicas":2}}`)
+		waitCloneSet(ctx, ns, 2, 2)
 		Eventually(func() int { return len(liveClaims(ctx, ns)) }).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(Equal(2))
 	})
 
 	It("updates 3 pods in place: same names, UIDs and nodes, one restart each, never more than one unavailable", func(ctx SpecContext) {
 		const ns = "e2e-cs-inplace"
 		applySeedCloneSet(ctx, "005-cloneset-nginx.yaml", ns, nil)
-		waitCloneSet(ctx, ns, "nginx", 3, 3)
-		before := activePods(ctx, ns, "app=nginx")
-		w := watchPods(ctx, ns, "app=nginx")
-		setCloneSetImage(ctx, ns, "nginx", "nginx:alpine")
-		Eventually(func() string { return readCloneSet(ctx, ns, "nginx").UpdateRevision }).WithContext(ctx).WithPolling(poll).
+		waitCloneSet(ctx, ns, 3, 3)
+		before := activePods(ctx, ns)
+		w := watchPods(ctx, ns)
+		setCloneSetImage(ctx, ns, "nginx:alpine")
+		Eventually(func() string { return readCloneSet(ctx, ns).UpdateRevision }).WithContext(ctx).WithPolling(poll).
 			ShouldNot(Equal(seedRevisionOf(before)))
-		st := waitCloneSet(ctx, ns, "nginx", 3, 3)
+		st := waitCloneSet(ctx, ns, 3, 3)
 		maxPods, maxUnavailable := w.worst()
 		Expect(maxPods).To(Equal(3), "pods at once")
 		Expect(maxUnavailable).To(BeNumerically("<=", 1), "unavailable pods at once (maxUnavailable 20%% of 3)")
-		after := activePods(ctx, ns, "app=nginx")
+		after := activePods(ctx, ns)
 		Expect(after).To(HaveLen(3))
 		for i, p := range after {
 			Expect(p.Name).To(Equal(before[i].Name))
@@ -277,7 +288,7 @@ var _ = Describe("CloneSet stories", func() {
 			Expect(p.Status.ContainerStatuses[0].RestartCount).To(Equal(before[i].Status.ContainerStatuses[0].RestartCount + 1))
 			Expect(p.Labels).To(HaveKeyWithValue("controller-revision-hash", st.UpdateRevision))
 		}
-		Expect(cloneSetEvents(ctx, ns, "nginx", "SuccessfulUpdatePodInPlace")).To(ConsistOf(
+		Expect(cloneSetEvents(ctx, ns, "SuccessfulUpdatePodInPlace")).To(ConsistOf(
 			fmt.Sprintf("successfully update pod %s in-place(revision %s)", before[0].Name, st.UpdateRevision),
 			fmt.Sprintf("successfully update pod %s in-place(revision %s)", before[1].Name, st.UpdateRevision),
 			fmt.Sprintf("successfully update pod %s in-place(revision %s)", before[2].Name, st.UpdateRevision)))
@@ -289,21 +300,21 @@ var _ = Describe("CloneSet stories", func() {
 			Expect(unstructured.SetNestedField(obj.Object, []any{map[string]any{"name": "nginx", "image": "nginx:alpine",
 				"ports": []any{map[string]any{"name": "http", "containerPort": int64(80)}}}}, "spec", "template", "spec", "containers")).To(Succeed())
 		})
-		waitCloneSet(ctx, ns, "nginx", 4, 4)
-		before := activePods(ctx, ns, "app=nginx")
-		setCloneSetImage(ctx, ns, "nginx", "nginx:latest")
-		st := waitCloneSet(ctx, ns, "nginx", 4, 2)
+		waitCloneSet(ctx, ns, 4, 4)
+		before := activePods(ctx, ns)
+		setCloneSetImage(ctx, ns, "nginx:latest")
+		st := waitCloneSet(ctx, ns, 4, 2)
 		Expect(st.ExpectedUpdated).To(Equal(int64(2)))
 		images := map[string]int{}
-		for _, p := range activePods(ctx, ns, "app=nginx") {
+		for _, p := range activePods(ctx, ns) {
 			images[p.Spec.Containers[0].Image]++
 		}
 		Expect(images).To(Equal(map[string]int{"nginx:alpine": 2, "nginx:latest": 2}))
-		Expect(activePods(ctx, ns, "app=nginx")).To(HaveLen(len(before)))
-		for i, p := range activePods(ctx, ns, "app=nginx") {
+		Expect(activePods(ctx, ns)).To(HaveLen(len(before)))
+		for i, p := range activePods(ctx, ns) {
 			Expect(p.UID).To(Equal(before[i].UID), "pods are updated in place")
 		}
-		Consistently(func() int64 { return readCloneSet(ctx, ns, "nginx").Updated }).WithContext(ctx).
+		Consistently(func() int64 { return readCloneSet(ctx, ns).Updated }).WithContext(ctx).
 			WithTimeout(2 * time.Second).WithPolling(poll).Should(Equal(int64(2)))
 	})
 })
@@ -355,3 +366,56 @@ func boundClaims(ctx context.Context, ns string, n int) map[string]types.UID {
 	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(Equal(n))
 	return out
 }
+
+var _ = Describe("Rollout of a CloneSet in batches", Ordered, func() {
+	var ns string
+
+	BeforeAll(func(ctx SpecContext) {
+		ns = newNamespace(ctx, "cs-batches-")
+		applySeedCloneSet(ctx, "005-cloneset-nginx.yaml", ns, func(obj *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(obj.Object, int64(4), "spec", "replicas")).To(Succeed())
+		})
+		waitCloneSet(ctx, ns, 4, 4)
+		rollout := inNamespace(seedObject("042-rollout-rollout.yaml"), ns)
+		Expect(unstructured.SetNestedStringMap(rollout.Object, map[string]string{
+			"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "nginx"}, "spec", "objectRef", "workloadRef")).To(Succeed())
+		_, err := applyAndCleanUp(ctx, rollout)
+		Expect(err).NotTo(HaveOccurred())
+		waitRollout(ctx, ns, rolloutState{Phase: "Healthy", Step: 3, State: "Completed"})
+	})
+
+	It("updates one pod, then half, then all, in place, each after an approval", func(ctx SpecContext) {
+		before := activePods(ctx, ns)
+		w := watchPods(ctx, ns)
+		setCloneSetImage(ctx, ns, "nginx:alpine")
+
+		By("batch 1: one pod on the new revision")
+		waitRollout(ctx, ns, rolloutState{Phase: "Progressing", Step: 1, State: "StepPaused"})
+		waitCloneSet(ctx, ns, 4, 1)
+		Consistently(func() int64 { return readCloneSet(ctx, ns).Updated }).WithContext(ctx).
+			WithTimeout(3*time.Second).WithPolling(poll).Should(Equal(int64(1)), "nothing moves without an approval")
+
+		By("approving: two pods")
+		approveRollout(ctx, ns, seedRollout)
+		waitRollout(ctx, ns, rolloutState{Phase: "Progressing", Step: 2, State: "StepPaused"})
+		waitCloneSet(ctx, ns, 4, 2)
+
+		By("approving again: all four")
+		approveRollout(ctx, ns, seedRollout)
+		waitRollout(ctx, ns, rolloutState{Phase: "Healthy", Step: 3, State: "Completed"})
+		st := waitCloneSet(ctx, ns, 4, 4)
+		Expect(st.CurrentRevision).To(Equal(st.UpdateRevision))
+		maxPods, maxUnavailable := w.worst()
+		Expect(maxPods).To(Equal(4))
+		Expect(maxUnavailable).To(BeNumerically("<=", 1))
+		for i, p := range activePods(ctx, ns) {
+			Expect(p.UID).To(Equal(before[i].UID), "pods are updated in place")
+			Expect(p.Spec.Containers[0].Image).To(Equal("nginx:alpine"))
+		}
+		obj, err := dyn.Resource(cloneSets).Namespace(ns).Get(ctx, "nginx", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(obj.GetAnnotations()).NotTo(HaveKey("batchrelease.rollouts.kruise.io/control-info"))
+		partition, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "updateStrategy", "partition")
+		Expect(!found || partition == int64(0)).To(BeTrue(), "the release leaves no partition behind, got %v", partition)
+	})
+})

@@ -49,20 +49,24 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases/status;batchreleases/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets;replicasets;controllerrevisions,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets;statefulsets;daemonsets,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager registers the controller. Workloads are watched so that pod progress (which their own
 // controllers fold into workload status) wakes the BatchRelease that controls them.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	toOwner := handler.EnqueueRequestsFromMapFunc(r.releasesOf)
-	return ctrl.ControllerManagedBy(mgr).
+	b := ctrl.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&rolloutsv1beta1.BatchRelease{}).
 		Owns(&appsv1.Deployment{}).
 		Watches(&appsv1.Deployment{}, toOwner).
 		Watches(&appsv1.StatefulSet{}, toOwner).
-		Watches(&appsv1.DaemonSet{}, toOwner).
-		Complete(r)
+		Watches(&appsv1.DaemonSet{}, toOwner)
+	for _, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetRESTMapper()) {
+		b = b.Watches(obj, toOwner)
+	}
+	return b.Complete(r)
 }
 
 // releasesOf maps a workload to the BatchRelease named in its control-info annotation and to the

@@ -60,14 +60,17 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
-	return builder.ControllerManagedBy(mgr).
+	b := builder.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&rolloutsv1beta1.Rollout{}).
 		Owns(&rolloutsv1beta1.BatchRelease{}).
 		Watches(&appsv1.Deployment{}, r.rolloutsOf("Deployment")).
 		Watches(&appsv1.StatefulSet{}, r.rolloutsOf("StatefulSet")).
-		Watches(&appsv1.DaemonSet{}, r.rolloutsOf("DaemonSet")).
-		Complete(r)
+		Watches(&appsv1.DaemonSet{}, r.rolloutsOf("DaemonSet"))
+	for kind, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetRESTMapper()) {
+		b = b.Watches(obj, r.rolloutsOf(kind))
+	}
+	return b.Complete(r)
 }
 
 // rolloutsOf maps a workload of a kind to the Rollouts of its namespace that reference it. The kind comes
