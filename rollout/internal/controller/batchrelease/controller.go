@@ -63,7 +63,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Watches(&appsv1.Deployment{}, toOwner).
 		Watches(&appsv1.StatefulSet{}, toOwner).
 		Watches(&appsv1.DaemonSet{}, toOwner)
-	for _, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetRESTMapper()) {
+	for _, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetScheme(), mgr.GetRESTMapper()) {
 		b = b.Watches(obj, toOwner)
 	}
 	return b.Complete(r)

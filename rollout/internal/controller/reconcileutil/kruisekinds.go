@@ -2,6 +2,7 @@ package reconcileutil
 
 import (
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -9,9 +10,10 @@ import (
 )
 
 // ServedKruiseWorkloads returns an empty object of each apps.kruise.io workload kind the apiserver serves
-// (CloneSet, Advanced StatefulSet, Advanced DaemonSet), keyed by kind, for the engine's controllers to
-// watch: a watch on a kind whose CRD is not installed would keep the manager from starting.
-func ServedKruiseWorkloads(mapper meta.RESTMapper) map[string]client.Object {
+// (CloneSet, Advanced StatefulSet, Advanced DaemonSet) and the manager's scheme knows, keyed by kind, for
+// the engine's controllers to watch: a watch on a kind whose CRD is not installed, or that the scheme does
+// not hold, would keep the controller from starting.
+func ServedKruiseWorkloads(scheme *runtime.Scheme, mapper meta.RESTMapper) map[string]client.Object {
 	out := map[string]client.Object{}
 	for kind, obj := range map[string]client.Object{
 		"CloneSet":    &kruiseappsv1alpha1.CloneSet{},
@@ -22,7 +24,7 @@ func ServedKruiseWorkloads(mapper meta.RESTMapper) map[string]client.Object {
 		if kind == "StatefulSet" {
 			gv = kruiseappsv1beta1.GroupVersion
 		}
-		if _, err := mapper.RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version); err == nil {
+		if _, err := mapper.RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version); err == nil && scheme.Recognizes(gv.WithKind(kind)) {
 			out[kind] = obj
 		}
 	}

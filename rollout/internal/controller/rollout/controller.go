@@ -67,7 +67,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Watches(&appsv1.Deployment{}, r.rolloutsOf("Deployment")).
 		Watches(&appsv1.StatefulSet{}, r.rolloutsOf("StatefulSet")).
 		Watches(&appsv1.DaemonSet{}, r.rolloutsOf("DaemonSet"))
-	for kind, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetRESTMapper()) {
+	for kind, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetScheme(), mgr.GetRESTMapper()) {
 		b = b.Watches(obj, r.rolloutsOf(kind))
 	}
 	return b.Complete(r)
