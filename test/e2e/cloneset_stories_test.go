@@ -201,8 +201,16 @@ var _ = Describe("CloneSet stories", func() {
 		const minReady = 3
 		applySeedCloneSet(ctx, "001-cloneset-nginx.yaml", ns, nil)
 		waitCloneSet(ctx, ns, 1, 1)
-		patchCloneSet(ctx, ns, fmt.Sprintf(`{"spec":{"replicas":5,"minReadySeconds":%d,"scaleStrategy":{"maxUnavailable":1}}}`, minReady))
+		patchCloneSet(ctx, ns, fmt.Sprintf(`{"spec":{"minReadySeconds":%d,"scaleStrategy":{"maxUnavailable":1}}}`, minReady))
+		By("scaling through the scale subresource, as kubectl scale and an HPA do")
+		_, err := dyn.Resource(cloneSets).Namespace(ns).Patch(ctx, seedCloneSet, types.MergePatchType,
+			[]byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{}, "scale")
+		Expect(err).NotTo(HaveOccurred())
 		waitCloneSet(ctx, ns, 5, 5)
+		scale, err := dyn.Resource(cloneSets).Namespace(ns).Get(ctx, seedCloneSet, metav1.GetOptions{}, "scale")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(scale.Object["status"]).To(HaveKeyWithValue("selector", "app=nginx"))
+		Expect(scale.Object["status"]).To(HaveKeyWithValue("replicas", BeNumerically("==", 5)))
 		pods := activePods(ctx, ns)
 		created := make([]time.Time, 0, len(pods))
 		for _, p := range pods {
@@ -417,5 +425,96 @@ var _ = Describe("Rollout of a CloneSet in batches", Ordered, func() {
 		Expect(obj.GetAnnotations()).NotTo(HaveKey("batchrelease.rollouts.kruise.io/control-info"))
 		partition, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "updateStrategy", "partition")
 		Expect(!found || partition == int64(0)).To(BeTrue(), "the release leaves no partition behind, got %v", partition)
+	})
+})
+
+// hookOperator plays the seed document's lifecycle operator: it takes a pod preparing an in-place update out
+// of service (flips the in-place hook label to "false") and puts an updated, ready pod back (flips it to
+// "true"). It records every lifecycle state it saw per pod.
+type hookOperator struct {
+	mu   sync.Mutex
+	seen map[string][]string
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+const inPlaceHook = "example.com/unready-blocker-inplace"
+
+func runHookOperator(ctx context.Context, ns string) *hookOperator {
+	ctx, cancel := context.WithCancel(ctx)
+	o := &hookOperator{seen: map[string][]string{}, stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer GinkgoRecover()
+		defer close(o.done)
+		for ctx.Err() == nil {
+			list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + seedCloneSet})
+			if err == nil {
+				for i := range list.Items {
+					o.handle(ctx, ns, &list.Items[i])
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return o
+}
+
+func (o *hookOperator) handle(ctx context.Context, ns string, p *corev1.Pod) {
+	state := p.Labels["lifecycle.apps.kruise.io/state"]
+	o.mu.Lock()
+	if s := o.seen[p.Name]; len(s) == 0 || s[len(s)-1] != state {
+		o.seen[p.Name] = append(s, state)
+	}
+	o.mu.Unlock()
+	flip := ""
+	switch {
+	case state == "PreparingUpdate" && p.Labels[inPlaceHook] == "true":
+		flip = "false" // unregister from service discovery, then let the update go
+	case state == "Updated" && p.Labels[inPlaceHook] == "false" && podReady(*p):
+		flip = "true" // register again
+	}
+	if flip != "" {
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, inPlaceHook, flip)
+		_, _ = kube.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	}
+}
+
+func (o *hookOperator) states() map[string][]string {
+	o.stop()
+	<-o.done
+	return o.seen
+}
+
+var _ = Describe("CloneSet lifecycle hooks", func() {
+	It("holds each in-place update until the seed's operator lets it go, and waits for it to re-register the pod", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "cs-hooks-")
+		applySeedCloneSet(ctx, "005-cloneset-nginx.yaml", ns, func(obj *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedStringMap(obj.Object, map[string]string{inPlaceHook: "true"},
+				"spec", "lifecycle", "inPlaceUpdate", "labelsHandler")).To(Succeed())
+			Expect(unstructured.SetNestedStringMap(obj.Object, map[string]string{"app": seedCloneSet, inPlaceHook: "true"},
+				"spec", "template", "metadata", "labels")).To(Succeed())
+		})
+		waitCloneSet(ctx, ns, 3, 3)
+		before := activePods(ctx, ns)
+		op := runHookOperator(ctx, ns)
+		setCloneSetImage(ctx, ns, "nginx:alpine")
+		Eventually(func() bool {
+			st := readCloneSet(ctx, ns)
+			pods := activePods(ctx, ns)
+			normal := 0
+			for _, p := range pods {
+				if p.Labels["lifecycle.apps.kruise.io/state"] == "Normal" && p.Labels[inPlaceHook] == "true" {
+					normal++
+				}
+			}
+			return st.UpdatedAvail == 3 && st.ObservedGeneration == st.Generation && normal == 3
+		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(BeTrue(), "every pod updated and back to Normal")
+		seen := op.states()
+		for i, p := range activePods(ctx, ns) {
+			Expect(p.UID).To(Equal(before[i].UID))
+			Expect(seen[p.Name]).To(ContainElements("PreparingUpdate", "Updated"), "states of %s", p.Name)
+			Expect(seen[p.Name][len(seen[p.Name])-1]).To(Equal("Normal"))
+			Expect(slices.Index(seen[p.Name], "PreparingUpdate")).To(BeNumerically("<", slices.Index(seen[p.Name], "Updated")))
+		}
 	})
 })
