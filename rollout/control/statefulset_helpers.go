@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
 // applyMergePatch sends patch as a JSON merge patch; an empty patch sends nothing.
@@ -180,21 +181,11 @@ func controlledByUID(refs []metav1.OwnerReference, owner metav1.Object) bool {
 	return false
 }
 
-// podReady reports the pod's Ready condition.
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // countReady counts the ready pods.
 func countReady(pods []corev1.Pod) int32 {
 	var n int32
 	for i := range pods {
-		if podReady(&pods[i]) {
+		if podcondition.IsReady(&pods[i]) {
 			n++
 		}
 	}

@@ -8,29 +8,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
+	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
 // ReasonStarted is the InPlaceUpdateReady condition's reason while an update runs (upstream's).
 const ReasonStarted = "StartInPlaceUpdate"
 
-// InjectGate adds the InPlaceUpdateReady readiness gate to a pod spec, once.
-func InjectGate(spec *corev1.PodSpec) {
-	for _, g := range spec.ReadinessGates {
-		if g.ConditionType == kruiseappspub.InPlaceUpdateReady {
-			return
-		}
-	}
-	spec.ReadinessGates = append(spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: kruiseappspub.InPlaceUpdateReady})
+// InjectGate adds the InPlaceUpdateReady readiness gate to a pod, once.
+func InjectGate(pod *corev1.Pod) bool {
+	return podcondition.AddGate(pod, kruiseappspub.InPlaceUpdateReady)
 }
 
 // HasGate reports whether the pod waits for the InPlaceUpdateReady condition.
 func HasGate(pod *corev1.Pod) bool {
-	for _, g := range pod.Spec.ReadinessGates {
-		if g.ConditionType == kruiseappspub.InPlaceUpdateReady {
-			return true
-		}
-	}
-	return false
+	return podcondition.HasGate(pod, kruiseappspub.InPlaceUpdateReady)
 }
 
 // Apply writes the update onto pod (the spec and metadata part of one pod patch): new images, template

@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
+	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
 // Completed reports whether the kubelet has run every container an in-place update changed: each one
@@ -44,14 +45,14 @@ func specImage(pod *corev1.Pod, name string) string {
 
 // Ready reports whether the pod's InPlaceUpdateReady condition is True; a pod without it counts as ready.
 func Ready(pod *corev1.Pod) bool {
-	c := condition(pod, kruiseappspub.InPlaceUpdateReady)
+	c := podcondition.Get(pod, kruiseappspub.InPlaceUpdateReady)
 	return c == nil || c.Status == corev1.ConditionTrue
 }
 
 // Uninitialized reports whether a pod waits for an InPlaceUpdateReady condition nobody has set yet: pods
 // are created with the gate, and the condition can only be written once the pod exists.
 func Uninitialized(pod *corev1.Pod) bool {
-	return HasGate(pod) && condition(pod, kruiseappspub.InPlaceUpdateReady) == nil
+	return HasGate(pod) && podcondition.Get(pod, kruiseappspub.InPlaceUpdateReady) == nil
 }
 
 // SetReady sets the InPlaceUpdateReady condition; going False also sets the pod's Ready condition False, so
@@ -61,31 +62,9 @@ func SetReady(pod *corev1.Pod, ready bool, now metav1.Time) bool {
 	if !ready {
 		status, reason = corev1.ConditionFalse, ReasonStarted
 	}
-	changed := setCondition(pod, kruiseappspub.InPlaceUpdateReady, status, reason, now)
+	changed := podcondition.Set(pod, kruiseappspub.InPlaceUpdateReady, status, reason, now)
 	if !ready {
-		changed = setCondition(pod, corev1.PodReady, corev1.ConditionFalse, "ReadinessGatesNotReady", now) || changed
+		changed = podcondition.MarkNotReady(pod, "ReadinessGatesNotReady", "in-place update started", now) || changed
 	}
 	return changed
-}
-
-func condition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == t {
-			return &pod.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
-func setCondition(pod *corev1.Pod, t corev1.PodConditionType, s corev1.ConditionStatus, reason string, now metav1.Time) bool {
-	c := condition(pod, t)
-	if c == nil {
-		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: t, Status: s, Reason: reason, LastTransitionTime: now})
-		return true
-	}
-	if c.Status == s {
-		return false
-	}
-	c.Status, c.Reason, c.LastTransitionTime = s, reason, now
-	return true
 }

@@ -72,7 +72,7 @@ func runningPod(image, imageID string) *corev1.Pod {
 			{Name: "app", Image: image, ImageID: imageID}, {Name: "sidecar", Image: "sidecar:1", ImageID: "sidecar@1"},
 		}},
 	}
-	InjectGate(&p.Spec)
+	InjectGate(p)
 	return p
 }
 
@@ -121,12 +121,13 @@ func TestCompletedEdgeCases(t *testing.T) {
 }
 
 func TestInjectGateOnce(t *testing.T) {
-	spec := &corev1.PodSpec{}
-	InjectGate(spec)
-	InjectGate(spec)
-	if len(spec.ReadinessGates) != 1 || !slices.ContainsFunc(spec.ReadinessGates, func(g corev1.PodReadinessGate) bool {
+	pod := &corev1.Pod{}
+	if !InjectGate(pod) || InjectGate(pod) {
+		t.Fatal("the gate must be added exactly once")
+	}
+	if spec := pod.Spec; len(spec.ReadinessGates) != 1 || !slices.ContainsFunc(spec.ReadinessGates, func(g corev1.PodReadinessGate) bool {
 		return g.ConditionType == kruiseappspub.InPlaceUpdateReady
 	}) {
-		t.Fatalf("gates = %v", spec.ReadinessGates)
+		t.Fatalf("gates = %v", pod.Spec.ReadinessGates)
 	}
 }

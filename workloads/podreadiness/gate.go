@@ -6,39 +6,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
+	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
 // KruiseGroup is the API group whose workloads' pods carry the KruisePodReady gate.
 const KruiseGroup = "apps.kruise.io"
 
-// HasGate reports whether the pod declares a readiness gate of the condition type.
-func HasGate(pod *corev1.Pod, conditionType corev1.PodConditionType) bool {
-	if pod == nil {
-		return false
-	}
-	for _, g := range pod.Spec.ReadinessGates {
-		if g.ConditionType == conditionType {
-			return true
-		}
-	}
-	return false
-}
-
-// AlwaysHasGate reports whether the pod declares the KruisePodReady readiness gate, which the pods of
-// apps.kruise.io workloads always carry (their controllers and the pod webhook add it). Only such pods can be
-// held not ready through the KruisePodReady condition.
-func AlwaysHasGate(pod *corev1.Pod) bool {
-	return HasGate(pod, pub.KruisePodReadyConditionType)
-}
+// HasGate reports whether the pod declares the KruisePodReady readiness gate.
+func HasGate(pod *corev1.Pod) bool { return podcondition.HasGate(pod, pub.KruisePodReadyConditionType) }
 
 // AddGate adds the KruisePodReady readiness gate unless the pod declares it already.
-func AddGate(pod *corev1.Pod) bool {
-	if pod == nil || AlwaysHasGate(pod) {
-		return false
-	}
-	pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: pub.KruisePodReadyConditionType})
-	return true
-}
+func AddGate(pod *corev1.Pod) bool { return podcondition.AddGate(pod, pub.KruisePodReadyConditionType) }
 
 // InjectGate adds the KruisePodReady readiness gate to a pod controlled by an apps.kruise.io workload, unless
 // it is there already; it is the pod webhook's decision on CREATE.
@@ -62,7 +40,7 @@ func OwnedByKruise(pod *corev1.Pod) bool {
 // NeedsCondition reports whether the pod declares the gate but has no KruisePodReady condition yet; a pod
 // being deleted is left alone.
 func NeedsCondition(pod *corev1.Pod) bool {
-	return pod != nil && pod.DeletionTimestamp == nil && AlwaysHasGate(pod) && Condition(pod) == nil
+	return pod != nil && pod.DeletionTimestamp == nil && HasGate(pod) && Condition(pod) == nil
 }
 
 // InitCondition adds the KruisePodReady condition, True with no holder, to a pod that NeedsCondition.

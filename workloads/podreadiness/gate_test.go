@@ -61,10 +61,10 @@ func TestInjectGate(t *testing.T) {
 
 func TestHasGate(t *testing.T) {
 	pod := &corev1.Pod{Spec: corev1.PodSpec{ReadinessGates: []corev1.PodReadinessGate{{ConditionType: "a"}}}}
-	if !HasGate(pod, "a") || HasGate(pod, "b") || HasGate(nil, "a") || AlwaysHasGate(pod) {
-		t.Error("HasGate/AlwaysHasGate disagree with the pod's gates")
+	if HasGate(pod) || HasGate(nil) {
+		t.Error("HasGate sees a KruisePodReady gate the pod does not declare")
 	}
-	if !AddGate(pod) || AddGate(pod) || !AlwaysHasGate(pod) {
+	if !AddGate(pod) || AddGate(pod) || !HasGate(pod) {
 		t.Error("AddGate is not idempotent")
 	}
 }

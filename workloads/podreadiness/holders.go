@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
+	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
 // Holder is one component holding the pod not ready.
@@ -37,7 +38,7 @@ func Holders(pod *corev1.Pod) ([]Holder, error) {
 
 // Condition returns the pod's KruisePodReady condition, or nil.
 func Condition(pod *corev1.Pod) *corev1.PodCondition {
-	return condition(pod, pub.KruisePodReadyConditionType)
+	return podcondition.Get(pod, pub.KruisePodReadyConditionType)
 }
 
 // AddNotReady records the holder on a pod that carries the KruisePodReady gate and sets the condition
@@ -45,7 +46,7 @@ func Condition(pod *corev1.Pod) *corev1.PodCondition {
 // pod's Ready condition False, so endpoints drop the pod at once rather than after the kubelet's next
 // status sync. A message that is not a holder list is replaced: holding the pod is the safe side.
 func AddNotReady(pod *corev1.Pod, userAgent, key string, now metav1.Time) bool {
-	if !AlwaysHasGate(pod) {
+	if !HasGate(pod) {
 		return false
 	}
 	c := ensureCondition(pod)
@@ -55,7 +56,8 @@ func AddNotReady(pod *corev1.Pod, userAgent, key string, now metav1.Time) bool {
 	}
 	holders = append(holders, Holder{UserAgent: userAgent, Key: key})
 	setHolders(c, holders, now)
-	markReadyFalse(pod, now)
+	podcondition.MarkNotReady(pod, ReasonReadinessGatesNotReady,
+		fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but False", pub.KruisePodReadyConditionType), now)
 	return true
 }
 
@@ -126,27 +128,4 @@ func ensureCondition(pod *corev1.Pod) *corev1.PodCondition {
 	}
 	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: pub.KruisePodReadyConditionType})
 	return &pod.Status.Conditions[len(pod.Status.Conditions)-1]
-}
-
-// markReadyFalse sets an existing Ready condition False the way the kubelet would; an absent Ready
-// condition already counts as not ready.
-func markReadyFalse(pod *corev1.Pod, now metav1.Time) {
-	c := condition(pod, corev1.PodReady)
-	if c == nil || c.Status == corev1.ConditionFalse {
-		return
-	}
-	c.Status, c.Reason, c.LastTransitionTime = corev1.ConditionFalse, ReasonReadinessGatesNotReady, now
-	c.Message = fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but False", pub.KruisePodReadyConditionType)
-}
-
-func condition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
-	if pod == nil {
-		return nil
-	}
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == t {
-			return &pod.Status.Conditions[i]
-		}
-	}
-	return nil
 }

@@ -111,7 +111,7 @@ func (r *Reconciler) newPod(cs *kruiseappsv1alpha1.CloneSet, t *corev1.PodTempla
 	p.Labels[kruiseappsv1alpha1.CloneSetInstanceID] = id
 	setRevisionLabels(p, revisionName)
 	lifecycle.SetState(p, kruiseappspub.LifecycleStatePreparingNormal, r.Clock.Now())
-	inplaceupdate.InjectGate(&p.Spec)
+	inplaceupdate.InjectGate(p)
 	podreadiness.AddGate(p)
 	bindClaims(p, cs, id)
 	return p

@@ -8,6 +8,7 @@ import (
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
+	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
 // RevisionLabel is the pod label naming the revision a pod runs (the standard controller-revision-hash).
@@ -18,10 +19,8 @@ func Revision(p *corev1.Pod) string { return p.Labels[RevisionLabel] }
 
 // Ready reports whether the pod's Ready condition is True, and since when.
 func Ready(p *corev1.Pod) (bool, time.Time) {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue, c.LastTransitionTime.Time
-		}
+	if c := podcondition.Get(p, corev1.PodReady); c != nil {
+		return c.Status == corev1.ConditionTrue, c.LastTransitionTime.Time
 	}
 	return false, time.Time{}
 }
