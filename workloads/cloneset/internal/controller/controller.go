@@ -5,7 +5,7 @@ package controller
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
@@ -99,7 +100,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Pods, claims and revisions carry owner references: the garbage collector removes them.
 		return ctrl.Result{}, nil
 	}
-	w, err := r.gather(ctx, cs)
+	sel, err := selectorOf(cs)
+	if err != nil {
+		return ctrl.Result{}, r.failed(ctx, cs, kruiseappsv1alpha1.CloneSetConditionFailedScale, reconcile.TerminalError(err))
+	}
+	w, err := r.gather(ctx, cs, sel)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -115,7 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	in := r.input(cs, w, revs)
 	syncErr := r.sync(ctx, cs, w, revs, in)
 	requeue, err := r.writeStatus(ctx, cs, w, in, syncErr)
-	if err = joinErr(syncErr, err); apierrors.IsConflict(err) {
+	if err = errors.Join(syncErr, err); apierrors.IsConflict(err) {
 		// A pod changed under a guarded write (the kubelet reported): look again with the new state.
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
@@ -129,29 +134,18 @@ const conflictRetry = 100 * time.Millisecond
 // nothing to do does it update pods, so that one reconcile never both adds and replaces pods.
 func (r *Reconciler) sync(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions, in plan.Input) error {
 	if err := r.refresh(ctx, cs, w, revs); err != nil {
-		return err
+		return failedAs(kruiseappsv1alpha1.CloneSetConditionFailedUpdate, err)
 	}
 	scale := plan.PlanScale(in)
 	ctrl.LoggerFrom(ctx).V(1).Info("Planned scale", "pods", len(in.Pods), "replicas", in.Strategy.Replicas,
 		"create", scale.Create, "delete", podNames(scale.Delete), "freeIDs", in.FreeIDs, "claims", len(w.claims))
 	if !scale.Empty() || scale.Limited {
-		return r.scale(ctx, cs, w, revs, scale)
+		return failedAs(kruiseappsv1alpha1.CloneSetConditionFailedScale, r.scale(ctx, cs, w, revs, scale))
 	}
 	if err := r.cleanupClaims(ctx, cs, w, in); err != nil {
-		return err
+		return failedAs(kruiseappsv1alpha1.CloneSetConditionFailedScale, err)
 	}
-	return r.update(ctx, cs, w, revs, plan.PlanUpdate(in))
-}
-
-func joinErr(a, b error) error {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	default:
-		return fmt.Errorf("%w; %w", a, b)
-	}
+	return failedAs(kruiseappsv1alpha1.CloneSetConditionFailedUpdate, r.update(ctx, cs, w, revs, plan.PlanUpdate(in)))
 }
 
 func podNames(pods []*corev1.Pod) []string {

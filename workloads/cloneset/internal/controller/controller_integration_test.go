@@ -330,3 +330,29 @@ func TestPreDeleteHookHoldsPod(t *testing.T) {
 		return len(cur) == 1 && cur[0].Name != held.Name, err
 	})
 }
+
+func TestEmptySelectorIsReported(t *testing.T) {
+	c := startController(t)
+	ns := newNamespace(t, c)
+	cs := newCloneSet(ns, "noselector", 1, "nginx:1", func(cs *kruiseappsv1alpha1.CloneSet) {
+		cs.Spec.Selector = &metav1.LabelSelector{}
+	})
+	create(t, c, cs)
+	eventually(t, "a FailedScale condition naming spec.selector", func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(cs), cs); err != nil {
+			return false, err
+		}
+		for _, cond := range cs.Status.Conditions {
+			if cond.Type == kruiseappsv1alpha1.CloneSetConditionFailedScale && strings.Contains(cond.Message, "spec.selector") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if ps, err := pods(t.Context(), c, cs); err != nil || len(ps) != 0 {
+		t.Fatalf("a CloneSet without a selector created pods: %d, %v", len(ps), err)
+	}
+	if len(eventReasons(t, c, cs)["FailedScale"]) == 0 {
+		t.Fatal("no FailedScale event")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,7 +24,7 @@ import (
 )
 
 // podTemplateHashLabel carries a revision's short hash on pods, as upstream CloneSet pods do.
-const podTemplateHashLabel = "pod-template-hash"
+const podTemplateHashLabel = appsv1.DefaultDeploymentUniqueLabelKey
 
 // createPods creates the planned pods in slow-start batches (1, 2, 4, ...), so that a failing create
 // (quota, admission) costs one call instead of hundreds; each pod's claims are created first.

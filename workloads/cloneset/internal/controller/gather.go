@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -25,15 +26,20 @@ type world struct {
 	revisions []*appsv1.ControllerRevision
 }
 
-func (r *Reconciler) gather(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet) (*world, error) {
+// selectorOf parses spec.selector. The webhook rejects a bad or empty one; without the webhook the
+// CloneSet reports it rather than adopting every pod of its namespace.
+func selectorOf(cs *kruiseappsv1alpha1.CloneSet) (labels.Selector, error) {
 	sel, err := metav1.LabelSelectorAsSelector(cs.Spec.Selector)
 	if err != nil {
-		return nil, fmt.Errorf("CloneSet %s/%s has an invalid selector: %w", cs.Namespace, cs.Name, err)
+		return nil, fmt.Errorf("spec.selector: %w", err)
 	}
 	if sel.Empty() {
-		// An empty selector would adopt every pod of the namespace; the webhook rejects it.
-		return nil, fmt.Errorf("CloneSet %s/%s has an empty selector", cs.Namespace, cs.Name)
+		return nil, errors.New("spec.selector: Required value: an empty selector would select every pod of the namespace")
 	}
+	return sel, nil
+}
+
+func (r *Reconciler) gather(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, sel labels.Selector) (*world, error) {
 	w := &world{selector: sel}
 	in := []client.ListOption{client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel}}
 	pods := &corev1.PodList{}

@@ -7,6 +7,7 @@ import (
 
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
 )
 
@@ -30,7 +31,7 @@ func (r *Reconciler) applyDecision(ctx context.Context, cs *kruiseappsv1alpha1.C
 func settleIntent(p *corev1.Pod, updateRevision string, inPlaceDone bool) lifecycle.Intent {
 	s := lifecycle.State(p)
 	updating := s == kruiseappspub.LifecycleStateUpdating || s == kruiseappspub.LifecycleStatePreparingUpdate
-	if updating && p.Labels["controller-revision-hash"] == updateRevision && inPlaceDone {
+	if updating && plan.Revision(p) == updateRevision && inPlaceDone {
 		return lifecycle.IntentUpdateFinished
 	}
 	return lifecycle.IntentSettle

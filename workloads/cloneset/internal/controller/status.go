@@ -3,11 +3,13 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,8 +28,12 @@ func (r *Reconciler) writeStatus(ctx context.Context, cs *kruiseappsv1alpha1.Clo
 	if syncErr == nil {
 		next.ObservedGeneration = cs.Generation
 	}
-	setFailure(next, kruiseappsv1alpha1.CloneSetConditionFailedScale, nil, r.Clock.Now())
-	setFailure(next, kruiseappsv1alpha1.CloneSetConditionFailedUpdate, syncErr, r.Clock.Now())
+	if !apierrors.IsConflict(syncErr) {
+		// A lost write race is retried at once: it is no failure to report.
+		scaleErr, updateErr := splitFailure(syncErr)
+		setFailure(next, kruiseappsv1alpha1.CloneSetConditionFailedScale, scaleErr, r.Clock.Now())
+		setFailure(next, kruiseappsv1alpha1.CloneSetConditionFailedUpdate, updateErr, r.Clock.Now())
+	}
 	if equality.Semantic.DeepEqual(&cs.Status, next) {
 		return requeue, nil
 	}
@@ -48,13 +54,38 @@ func (r *Reconciler) patchStatus(ctx context.Context, cs *kruiseappsv1alpha1.Clo
 	return nil
 }
 
-// failed records a failure that stopped the reconcile before any pod was touched.
+// failed records a failure that stopped the reconcile before any pod was touched: a condition and a
+// Warning event with the condition's type as reason.
 func (r *Reconciler) failed(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, t kruiseappsv1alpha1.CloneSetConditionType, cause error) error {
+	r.Recorder.Eventf(cs, nil, corev1.EventTypeWarning, string(t), "Reconcile", "%v", cause)
 	setFailure(&cs.Status, t, cause, r.Clock.Now())
-	if err := r.patchStatus(ctx, cs); err != nil {
-		return joinErr(cause, err)
+	return errors.Join(cause, r.patchStatus(ctx, cs))
+}
+
+// failure is a step's error with the condition that reports it.
+type failure struct {
+	condition kruiseappsv1alpha1.CloneSetConditionType
+	err       error
+}
+
+func (f *failure) Error() string { return f.err.Error() }
+func (f *failure) Unwrap() error { return f.err }
+
+// failedAs marks a step's error (nil stays nil) as reported by condition t.
+func failedAs(t kruiseappsv1alpha1.CloneSetConditionType, err error) error {
+	if err == nil {
+		return nil
 	}
-	return cause
+	return &failure{condition: t, err: err}
+}
+
+// splitFailure sorts a step's error into the FailedScale and FailedUpdate conditions.
+func splitFailure(err error) (scaleErr, updateErr error) {
+	var f *failure
+	if errors.As(err, &f) && f.condition == kruiseappsv1alpha1.CloneSetConditionFailedScale {
+		return err, nil
+	}
+	return nil, err
 }
 
 // setFailure sets condition t True with the error's message, or removes it when err is nil.

@@ -2,10 +2,12 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
@@ -32,9 +34,10 @@ func (r *Reconciler) updatePod(ctx context.Context, cs *kruiseappsv1alpha1.Clone
 	case inPlace && strategy != "" && strategy != kruiseappsv1alpha1.RecreateCloneSetUpdateStrategyType:
 		return r.updateInPlace(ctx, cs, revs, p, spec)
 	case strategy == kruiseappsv1alpha1.InPlaceOnlyCloneSetUpdateStrategyType:
-		r.Recorder.Eventf(cs, p, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "Update",
-			"pod %s cannot be updated in place to revision %s and updateStrategy.type is InPlaceOnly", p.Name, revs.update.Name)
-		return nil
+		// Only a template change the webhook did not see gets here; nothing changes until the spec does.
+		err := fmt.Errorf("pod %s cannot be updated in place to revision %s and updateStrategy.type is InPlaceOnly", p.Name, revs.update.Name)
+		r.Recorder.Eventf(cs, p, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "Update", "%v", err)
+		return reconcile.TerminalError(err)
 	default:
 		return r.deletePod(ctx, cs, w, p)
 	}
@@ -64,7 +67,7 @@ func (r *Reconciler) updateInPlace(ctx context.Context, cs *kruiseappsv1alpha1.C
 		lifecycle.SetState(p, d.State, at.Time)
 		return true
 	})
-	if err = joinErr(applyErr, err); err != nil {
+	if err = errors.Join(applyErr, err); err != nil {
 		return fmt.Errorf("update pod %s in place: %w", p.Name, err)
 	}
 	r.Recorder.Eventf(cs, p, corev1.EventTypeNormal, "SuccessfulUpdatePodInPlace", "Update",

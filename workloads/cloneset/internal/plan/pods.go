@@ -3,6 +3,7 @@ package plan
 import (
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
@@ -12,7 +13,7 @@ import (
 )
 
 // RevisionLabel is the pod label naming the revision a pod runs (the standard controller-revision-hash).
-const RevisionLabel = "controller-revision-hash"
+const RevisionLabel = appsv1.ControllerRevisionHashLabelKey
 
 // Revision is the revision a pod runs.
 func Revision(p *corev1.Pod) string { return p.Labels[RevisionLabel] }
