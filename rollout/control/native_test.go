@@ -22,11 +22,10 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/flotilla-dev/flotilla/rollout/control"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/nativedaemonset"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
@@ -34,56 +33,19 @@ import (
 const itTimeout = 90 * time.Second
 
 func itScheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rolloutsv1beta1.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
+	return managertest.Scheme(t, clientgoscheme.AddToScheme, rolloutsv1beta1.AddToScheme)
 }
 
 // directClient reads straight from the apiserver: what the tests assert.
 func directClient(t *testing.T) client.Client {
-	t.Helper()
-	c, err := client.New(clusterConfig, client.Options{Scheme: itScheme(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return managertest.DirectClient(t, clusterConfig, itScheme(t))
 }
 
 // startManager runs a manager until the test ends and returns its cached client, the kind of client the
 // engine hands the controls.
 func startManager(t *testing.T, setup func(ctrl.Manager) error) client.Client {
 	t.Helper()
-	mgr, err := ctrl.NewManager(clusterConfig, ctrl.Options{
-		Scheme: itScheme(t), Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		// -count=N starts the same controller again in this process.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if setup != nil {
-		if err := setup(mgr); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("manager cache did not sync")
-	}
-	return mgr.GetClient()
+	return managertest.Start(t, clusterConfig, itScheme(t), setup).GetClient()
 }
 
 func newNamespace(t *testing.T, c client.Client) string {

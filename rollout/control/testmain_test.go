@@ -7,12 +7,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 // clusterConfig is nil with -short: the integration tests skip.
@@ -22,7 +21,7 @@ var clusterConfig *rest.Config
 // workloads the controls drive, a scheduler and two simulated nodes.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	logf.SetLogger(testLogger())
+	logf.SetLogger(managertest.Logger())
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
@@ -49,12 +48,4 @@ func needCluster(t *testing.T) {
 	if clusterConfig == nil {
 		t.Skip("no control plane in -short mode")
 	}
-}
-
-// testLogger shows the controllers' logs with -v and drops them otherwise.
-func testLogger() logr.Logger {
-	if testing.Verbose() {
-		return zap.New(zap.UseDevMode(true))
-	}
-	return logr.Discard()
 }

@@ -2,16 +2,15 @@ package podreadiness_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -19,11 +18,9 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	"github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 )
@@ -33,12 +30,7 @@ var cfg *rest.Config
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	// FLOTILLA_TEST_LOG=1 shows the controller's logs.
-	log := logr.Discard()
-	if os.Getenv("FLOTILLA_TEST_LOG") != "" {
-		log = zap.New(zap.WriteTo(os.Stderr))
-	}
-	ctrl.SetLogger(log)
+	ctrl.SetLogger(managertest.Logger())
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
@@ -94,37 +86,12 @@ func startController(t *testing.T) client.Client {
 	if cfg == nil {
 		t.Skip("no control plane in -short mode")
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme)
+	managertest.Start(t, cfg, scheme, func(mgr ctrl.Manager) error {
+		// Several workload modules set it up; the second call must not fail on the controller's name.
+		return errors.Join(podreadiness.SetupWithManager(mgr), podreadiness.SetupWithManager(mgr))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Several workload modules set it up; the second call must not fail on the controller's name.
-	for range 2 {
-		if err := podreadiness.SetupWithManager(mgr); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return managertest.DirectClient(t, cfg, scheme)
 }
 
 // namespace creates a namespace with the "default" ServiceAccount the ServiceAccount admission plugin wants;

@@ -3,6 +3,8 @@ package rollout_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -25,9 +26,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
@@ -35,11 +33,13 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/rollout"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 var cfg *rest.Config
 
 func TestMain(m *testing.M) {
+	flag.Parse()
 	root, err := cluster.RepoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -49,61 +49,27 @@ func TestMain(m *testing.M) {
 		CRDDirs:           []string{filepath.Join(root, "charts/flotilla/crds")},
 		ControllerManager: true, Scheduler: true, Nodes: 2,
 	}
-	// FLOTILLA_TEST_LOG=1 shows the controllers' logs.
-	log := logr.Discard()
-	if os.Getenv("FLOTILLA_TEST_LOG") != "" {
-		log = zap.New(zap.WriteTo(os.Stderr))
-	}
-	ctrl.SetLogger(log)
+	ctrl.SetLogger(managertest.Logger())
 	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { cfg = c.Config() }))
 }
 
 func newScheme(t *testing.T) *runtime.Scheme {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rolloutsv1beta1.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
+	return managertest.Scheme(t, clientgoscheme.AddToScheme, rolloutsv1beta1.AddToScheme)
 }
 
 // startEngine runs the Rollout and BatchRelease controllers in-process until the test ends.
 func startEngine(t *testing.T) client.Client {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: newScheme(t), Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	controls := control.NewRegistry()
-	if err := control.RegisterNative(controls, true); err != nil {
-		t.Fatal(err)
-	}
-	ro := &rollout.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(rollout.ControllerName)}
-	br := &batchrelease.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(batchrelease.ControllerName)}
-	if err := ro.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	if err := br.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
+	managertest.Start(t, cfg, newScheme(t), func(mgr ctrl.Manager) error {
+		controls := control.NewRegistry()
+		if err := control.RegisterNative(controls, true); err != nil {
+			return err
 		}
+		ro := &rollout.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(rollout.ControllerName)}
+		br := &batchrelease.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(batchrelease.ControllerName)}
+		return errors.Join(ro.SetupWithManager(mgr), br.SetupWithManager(mgr))
 	})
-	c, err := client.New(cfg, client.Options{Scheme: newScheme(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return managertest.DirectClient(t, cfg, newScheme(t))
 }
 
 func namespace(t *testing.T, c client.Client) string {

@@ -2,6 +2,7 @@ package rollouthistory_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -9,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,12 +18,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -33,6 +29,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/rollout"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/rollouthistory"
 	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 // cfg is nil when the tests run with -short: no control plane, pure tests only.
@@ -40,12 +37,7 @@ var cfg *rest.Config
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	// FLOTILLA_TEST_LOG=1 shows the controllers' logs.
-	log := logr.Discard()
-	if os.Getenv("FLOTILLA_TEST_LOG") != "" {
-		log = zap.New(zap.WriteTo(os.Stderr))
-	}
-	ctrl.SetLogger(log)
+	ctrl.SetLogger(managertest.Logger())
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
@@ -64,13 +56,7 @@ func TestMain(m *testing.M) {
 }
 
 func newScheme(t *testing.T) *runtime.Scheme {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rolloutsv1beta1.AddToScheme, rolloutsv1alpha1.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
+	return managertest.Scheme(t, clientgoscheme.AddToScheme, rolloutsv1beta1.AddToScheme, rolloutsv1alpha1.AddToScheme)
 }
 
 // startEngine runs the Rollout, BatchRelease, Advanced Deployment and RolloutHistory controllers in-process
@@ -80,39 +66,17 @@ func startEngine(t *testing.T) client.Client {
 	if cfg == nil {
 		t.Skip("no control plane in -short mode")
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: newScheme(t), Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	controls := control.NewRegistry()
-	if err := control.RegisterNative(controls, true); err != nil {
-		t.Fatal(err)
-	}
-	ro := &rollout.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(rollout.ControllerName)}
-	br := &batchrelease.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(batchrelease.ControllerName)}
-	rh := &rollouthistory.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(rollouthistory.ControllerName)}
-	for _, setup := range []func(ctrl.Manager) error{ro.SetupWithManager, br.SetupWithManager, deployment.SetupWithManager, rh.SetupWithManager} {
-		if err := setup(mgr); err != nil {
-			t.Fatal(err)
+	managertest.Start(t, cfg, newScheme(t), func(mgr ctrl.Manager) error {
+		controls := control.NewRegistry()
+		if err := control.RegisterNative(controls, true); err != nil {
+			return err
 		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
+		ro := &rollout.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(rollout.ControllerName)}
+		br := &batchrelease.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(batchrelease.ControllerName)}
+		rh := &rollouthistory.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(rollouthistory.ControllerName)}
+		return errors.Join(ro.SetupWithManager(mgr), br.SetupWithManager(mgr), deployment.SetupWithManager(mgr), rh.SetupWithManager(mgr))
 	})
-	c, err := client.New(cfg, client.Options{Scheme: newScheme(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return managertest.DirectClient(t, cfg, newScheme(t))
 }
 
 func namespace(t *testing.T, c client.Client) string {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,15 +23,13 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	trcontroller "github.com/flotilla-dev/flotilla/rollout/internal/controller/trafficrouting"
 	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	"github.com/flotilla-dev/flotilla/trafficrouting"
 	"github.com/flotilla-dev/flotilla/trafficrouting/custom"
 	"github.com/flotilla-dev/flotilla/trafficrouting/luavm"
@@ -43,12 +40,7 @@ var cfg *rest.Config
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	// FLOTILLA_TEST_LOG=1 shows the controller's logs.
-	log := logr.Discard()
-	if os.Getenv("FLOTILLA_TEST_LOG") != "" {
-		log = zap.New(zap.WriteTo(os.Stderr))
-	}
-	ctrl.SetLogger(log)
+	ctrl.SetLogger(managertest.Logger())
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
@@ -66,13 +58,7 @@ func TestMain(m *testing.M) {
 }
 
 func newScheme(t *testing.T) *runtime.Scheme {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rolloutsv1alpha1.AddToScheme, rolloutsv1beta1.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
+	return managertest.Scheme(t, clientgoscheme.AddToScheme, rolloutsv1alpha1.AddToScheme, rolloutsv1beta1.AddToScheme)
 }
 
 // startController runs the TrafficRouting controller, with the custom (Lua) provider, until the test ends, and
@@ -82,37 +68,17 @@ func startController(t *testing.T) client.Client {
 	if cfg == nil {
 		t.Skip("no control plane in -short mode")
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: newScheme(t), Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	registry := trafficrouting.NewRegistry()
-	scripts := trafficrouting.ConfigMapScripts{Reader: mgr.GetAPIReader(), Namespace: "flotilla-system"}
-	registry.Register("custom", custom.Factory(mgr.GetClient(), luavm.New(luavm.Options{}), scripts))
-	r := &trcontroller.Reconciler{
-		Client: mgr.GetClient(), Clock: clock.RealClock{}, Traffic: registry,
-		Recorder: mgr.GetEventRecorder(trcontroller.ControllerName),
-	}
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
+	managertest.Start(t, cfg, newScheme(t), func(mgr ctrl.Manager) error {
+		registry := trafficrouting.NewRegistry()
+		scripts := trafficrouting.ConfigMapScripts{Reader: mgr.GetAPIReader(), Namespace: "flotilla-system"}
+		registry.Register("custom", custom.Factory(mgr.GetClient(), luavm.New(luavm.Options{}), scripts))
+		r := &trcontroller.Reconciler{
+			Client: mgr.GetClient(), Clock: clock.RealClock{}, Traffic: registry,
+			Recorder: mgr.GetEventRecorder(trcontroller.ControllerName),
 		}
+		return r.SetupWithManager(mgr)
 	})
-	c, err := client.New(cfg, client.Options{Scheme: newScheme(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return managertest.DirectClient(t, cfg, newScheme(t))
 }
 
 // The VirtualService of the tests: one route to the stable Service, with labels and annotations of its own.

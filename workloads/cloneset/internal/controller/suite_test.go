@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -10,22 +11,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 )
@@ -38,7 +35,7 @@ const itTimeout = 60 * time.Second
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	logf.SetLogger(testLogger())
+	logf.SetLogger(managertest.Logger())
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
@@ -56,21 +53,8 @@ func TestMain(m *testing.M) {
 	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { clusterConfig = c.Config() }))
 }
 
-func testLogger() logr.Logger {
-	if testing.Verbose() {
-		return zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr))
-	}
-	return logr.Discard()
-}
-
 func testScheme(t *testing.T) *runtime.Scheme {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
+	return managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme)
 }
 
 // startController runs the CloneSet and pod readiness controllers in-process until the test ends and
@@ -81,33 +65,10 @@ func startController(t *testing.T) client.Client {
 		t.Skip("no control plane in -short mode")
 	}
 	scheme := testScheme(t)
-	mgr, err := manager.New(clusterConfig, manager.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	managertest.Start(t, clusterConfig, scheme, func(mgr ctrl.Manager) error {
+		return errors.Join((&Reconciler{}).SetupWithManager(mgr), podreadiness.SetupWithManager(mgr))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (&Reconciler{}).SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	if err := podreadiness.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	direct, err := client.New(clusterConfig, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return direct
+	return managertest.DirectClient(t, clusterConfig, scheme)
 }
 
 var nsCounter atomic.Int32
