@@ -73,8 +73,7 @@ func both(a, b handler) handler {
 	}
 }
 
-// The watches of releasewatch.go follow releaseNamespace; these take the
-// namespace.
+// Watches of one namespace, for the release scenarios' followers.
 
 func podWatchIn(kube kubernetes.Interface, namespace, selector string) cache.WatchFuncWithContext {
 	return func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {

@@ -113,32 +113,17 @@ func runRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc) 
 // releaseRecorders follow the released Deployment, its pods and
 // ReplicaSets, and its Rollout through a run.
 type releaseRecorders struct {
-	batches   *batchWrites
-	pods      *readyPods
-	sets      *readySets
-	batch     *batchProgress
-	rollout   *rolloutProgress
-	followers []*follower
+	releaseFollowers
+	batches *batchWrites
 }
 
 func startRecorders(ctx context.Context, env *Env, dyn dynamic.Interface) (*releaseRecorders, error) {
-	r := &releaseRecorders{}
-	for _, start := range []func(context.Context, *Env, dynamic.Interface) error{
-		r.followDeployment, r.followPods, r.followSets, r.followBatchRelease, r.followRollout,
-	} {
-		if err := start(ctx, env, dyn); err != nil {
-			return nil, errors.Join(err, r.stop())
-		}
+	r := &releaseRecorders{releaseFollowers: releaseFollowers{
+		namespace: releaseNamespace, workload: releaseWorkload, rolloutName: releaseRollout}}
+	if err := r.start(ctx, env, dyn, r.followDeployment); err != nil {
+		return nil, err
 	}
 	return r, nil
-}
-
-func (r *releaseRecorders) add(f *follower, err error) error {
-	if err != nil {
-		return err
-	}
-	r.followers = append(r.followers, f)
-	return nil
 }
 
 func (r *releaseRecorders) followDeployment(ctx context.Context, env *Env, _ dynamic.Interface) error {
@@ -148,53 +133,6 @@ func (r *releaseRecorders) followDeployment(ctx context.Context, env *Env, _ dyn
 	}
 	r.batches = &batchWrites{scrape: func() (map[RequestKey]float64, error) { return env.ManagerRequests(ctx) }}
 	return r.add(follow(ctx, d.ResourceVersion, deploymentWatch(env.Kube, releaseWorkload), r.batches.observe))
-}
-
-func (r *releaseRecorders) followPods(ctx context.Context, env *Env, _ dynamic.Interface) error {
-	selector := "app=" + releaseWorkload
-	pods, err := env.Kube.CoreV1().Pods(releaseNamespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return fmt.Errorf("listing pods: %w", err)
-	}
-	r.pods = &readyPods{old: map[types.UID]bool{}, seen: map[types.UID]bool{}, marks: newMarks(),
-		labelled: map[types.UID]bool{}, labels: newMarks()}
-	for i := range pods.Items {
-		r.pods.old[pods.Items[i].UID] = true
-	}
-	return r.add(follow(ctx, pods.ResourceVersion, podWatch(env.Kube, selector), r.pods.observe))
-}
-
-func (r *releaseRecorders) followSets(ctx context.Context, env *Env, _ dynamic.Interface) error {
-	selector := "app=" + releaseWorkload
-	sets, err := env.Kube.AppsV1().ReplicaSets(releaseNamespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return fmt.Errorf("listing replica sets: %w", err)
-	}
-	r.sets = &readySets{old: map[types.UID]bool{}, marks: newMarks()}
-	for i := range sets.Items {
-		r.sets.old[sets.Items[i].UID] = true
-	}
-	return r.add(follow(ctx, sets.ResourceVersion, replicaSetWatch(env.Kube, selector), r.sets.observe))
-}
-
-func (r *releaseRecorders) followRollout(ctx context.Context, _ *Env, dyn dynamic.Interface) error {
-	u, err := dyn.Resource(rolloutsResource).Namespace(releaseNamespace).Get(ctx, releaseRollout, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("getting Rollout %s: %w", releaseRollout, err)
-	}
-	r.rollout = &rolloutProgress{marks: newMarks(), steps: newMarks()}
-	return r.add(follow(ctx, u.GetResourceVersion(), namedWatch(dyn, rolloutsResource, releaseRollout), r.rollout.observe))
-}
-
-// followBatchRelease follows the BatchRelease the Rollout creates for the
-// release, under its own name.
-func (r *releaseRecorders) followBatchRelease(ctx context.Context, _ *Env, dyn dynamic.Interface) error {
-	list, err := dyn.Resource(batchReleasesResource).Namespace(releaseNamespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return fmt.Errorf("listing BatchReleases: %w", err)
-	}
-	r.batch = &batchProgress{ready: newMarks(), completed: newMarks()}
-	return r.add(follow(ctx, list.GetResourceVersion(), namedWatch(dyn, batchReleasesResource, releaseRollout), r.batch.observe))
 }
 
 // release applies the change and waits for the Rollout to complete,
@@ -217,16 +155,13 @@ func (r *releaseRecorders) release(ctx context.Context, env *Env, t *releaseTime
 	return err
 }
 
-// stop ends every watch; afterwards the recorders are read without locks.
+// stop ends every watch and reports the partition scrapes that failed.
 func (r *releaseRecorders) stop() error {
-	var errs []error
-	for _, f := range r.followers {
-		errs = append(errs, f.stop())
-	}
+	err := r.releaseFollowers.stop()
 	if r.batches != nil {
-		errs = append(errs, r.batches.err)
+		err = errors.Join(err, r.batches.err)
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 func (r *releaseRecorders) fill(t *releaseTimeline) {

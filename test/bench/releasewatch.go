@@ -10,9 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -92,27 +90,6 @@ func deploymentWatch(kube kubernetes.Interface, name string) cache.WatchFuncWith
 	return func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 		return kube.AppsV1().Deployments(releaseNamespace).Watch(ctx, opts)
-	}
-}
-
-func podWatch(kube kubernetes.Interface, selector string) cache.WatchFuncWithContext {
-	return func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-		opts.LabelSelector = selector
-		return kube.CoreV1().Pods(releaseNamespace).Watch(ctx, opts)
-	}
-}
-
-func replicaSetWatch(kube kubernetes.Interface, selector string) cache.WatchFuncWithContext {
-	return func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-		opts.LabelSelector = selector
-		return kube.AppsV1().ReplicaSets(releaseNamespace).Watch(ctx, opts)
-	}
-}
-
-func namedWatch(dyn dynamic.Interface, resource schema.GroupVersionResource, name string) cache.WatchFuncWithContext {
-	return func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
-		return dyn.Resource(resource).Namespace(releaseNamespace).Watch(ctx, opts)
 	}
 }
 
