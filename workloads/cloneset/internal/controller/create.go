@@ -12,8 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -54,7 +54,7 @@ func (r *Reconciler) createPod(ctx context.Context, cs *kruiseappsv1alpha1.Clone
 	if err := r.createClaims(ctx, cs, p.Labels[kruiseappsv1alpha1.CloneSetInstanceID]); err != nil {
 		return err
 	}
-	key := types.NamespacedName{Namespace: cs.Namespace, Name: cs.Name}
+	key := client.ObjectKeyFromObject(cs)
 	if err := r.Client.Create(ctx, p); err != nil {
 		r.Recorder.Eventf(cs, nil, corev1.EventTypeWarning, "FailedCreate", "Create", "failed to create pod: %v", err)
 		return fmt.Errorf("create pod %s: %w", p.Name, err)
@@ -155,7 +155,7 @@ func (r *Reconciler) createClaims(ctx context.Context, cs *kruiseappsv1alpha1.Cl
 			return fmt.Errorf("create claim %s: %w", c.Name, err)
 		}
 		if err == nil {
-			r.claimExpectations.Created(types.NamespacedName{Namespace: cs.Namespace, Name: cs.Name}, c.Name)
+			r.claimExpectations.Created(client.ObjectKeyFromObject(cs), c.Name)
 		}
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -38,7 +37,7 @@ func (r *Reconciler) deletePod(ctx context.Context, cs *kruiseappsv1alpha1.Clone
 		r.Recorder.Eventf(cs, p, corev1.EventTypeWarning, "FailedDelete", "Delete", "failed to delete pod %s: %v", p.Name, err)
 		return fmt.Errorf("delete pod %s: %w", p.Name, err)
 	}
-	r.expectations.Deleted(types.NamespacedName{Namespace: cs.Namespace, Name: cs.Name}, p.UID)
+	r.expectations.Deleted(client.ObjectKeyFromObject(cs), p.UID)
 	r.Recorder.Eventf(cs, p, corev1.EventTypeNormal, "SuccessfulDelete", "Delete", "succeed to delete pod %s", p.Name)
 	return r.deleteClaims(ctx, w, p.Labels[kruiseappsv1alpha1.CloneSetInstanceID])
 }

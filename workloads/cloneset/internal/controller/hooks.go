@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -20,6 +22,10 @@ func decide(cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod, intent lifecycle.Int
 // sees the pod out of its endpoints before it sees the state it acts on), then the state label.
 func (r *Reconciler) applyDecision(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod, d lifecycle.Decision) error {
 	now := r.Clock.Now()
+	if lifecycle.State(p) == d.State && !readinessChanges(p, d, now) {
+		// The common case on every reconcile: spare the writers' deep copies of every pod.
+		return nil
+	}
 	if err := r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool { return lifecycle.ApplyReadiness(p, d, now) }); err != nil {
 		return err
 	}
@@ -35,4 +41,14 @@ func settleIntent(p *corev1.Pod, updateRevision string, inPlaceDone bool) lifecy
 		return lifecycle.IntentUpdateFinished
 	}
 	return lifecycle.IntentSettle
+}
+
+// readinessChanges reports whether the decision changes the pod's KruisePodReady holders, trying it on a
+// copy of the conditions only.
+func readinessChanges(p *corev1.Pod, d lifecycle.Decision, now time.Time) bool {
+	probe := &corev1.Pod{
+		Spec:   corev1.PodSpec{ReadinessGates: p.Spec.ReadinessGates},
+		Status: corev1.PodStatus{Conditions: slices.Clone(p.Status.Conditions)},
+	}
+	return lifecycle.ApplyReadiness(probe, d, now)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -21,7 +20,7 @@ func (r *Reconciler) patchPod(ctx context.Context, cs *kruiseappsv1alpha1.CloneS
 	if err := r.Client.Patch(ctx, next, client.MergeFromWithOptions(p, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("patch pod %s: %w", p.Name, err)
 	}
-	r.expectations.Updated(types.NamespacedName{Namespace: cs.Namespace, Name: cs.Name}, next.Name, next.ResourceVersion)
+	r.expectations.Updated(client.ObjectKeyFromObject(cs), next.Name, next.ResourceVersion)
 	*p = *next
 	return nil
 }
@@ -35,7 +34,7 @@ func (r *Reconciler) patchPodStatus(ctx context.Context, cs *kruiseappsv1alpha1.
 	if err := r.Client.Status().Patch(ctx, next, client.MergeFromWithOptions(p, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("patch status of pod %s: %w", p.Name, err)
 	}
-	r.expectations.Updated(types.NamespacedName{Namespace: cs.Namespace, Name: cs.Name}, next.Name, next.ResourceVersion)
+	r.expectations.Updated(client.ObjectKeyFromObject(cs), next.Name, next.ResourceVersion)
 	*p = *next
 	return nil
 }
