@@ -77,6 +77,9 @@ Things to try:
   (docs/rollout.md walks through the rest)
   kubectl apply -f docs/examples/rollout-nginx-canary.yaml && kubectl set env deployment/echoserver NODE_NAME=version2
   kubectl get svc,ingress   # echoserver-canary Service and Ingress, canary-weight "5" (docs/traffic.md)
+  kubectl apply -f docs/examples/cloneset-rollout.yaml && kubectl get clonesets,pods
+  kubectl patch cloneset nginx --type=json -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"nginx:alpine"}]'
+  kubectl get pods   # one pod updated in place: same name, RESTARTS 1; approve the Rollout for the next batches (docs/cloneset.md)
 
 Press Ctrl-C to stop everything.
 `, c.KubeconfigPath(), kubectl, m.LogPath, m.MetricsAddr, m.ProbeAddr)
