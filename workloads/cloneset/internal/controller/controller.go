@@ -25,8 +25,9 @@ import (
 // ControllerName names the controller, its logs and the source of its events (upstream's).
 const ControllerName = "cloneset-controller"
 
-// expectationsTTL bounds how long a reconcile waits for the cache to show the controller's own writes.
-const expectationsTTL = 5 * time.Minute
+// expectationsTTL bounds how long a reconcile waits for the cache to show the controller's own writes. A
+// pod deleted by someone else before the cache listed it is never seen as created: the wait must stay short.
+const expectationsTTL = 30 * time.Second
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets/status,verbs=get;update;patch
