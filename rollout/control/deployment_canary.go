@@ -7,10 +7,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/workloads/expectations"
 )
 
 // deploymentCanary is the canary-style control of a Deployment: the stable Deployment stays paused while an
@@ -19,7 +21,7 @@ type deploymentCanary struct {
 	c client.Client
 	t Target
 	// creations guards against creating a second canary while the cache does not list the first yet.
-	creations *creationExpectations
+	creations *expectations.Expectations
 }
 
 // NewDeploymentCanary returns the canary-style control of a Deployment.
@@ -101,11 +103,10 @@ func (d *deploymentCanary) UpgradeBatch(ctx context.Context, desiredUpdated int3
 	if err != nil {
 		return err
 	}
-	key := d.creationKey()
-	d.creations.observe(key, canaries)
+	pending := expectations.WaitFor(d.creations, d.creationKey(), canaries) > 0
 	canary := matchingCanary(canaries, canaryTemplate(stable, d.t.Plan.PatchPodTemplateMetadata))
 	if canary == nil {
-		if d.creations.pending(key) {
+		if pending {
 			return fmt.Errorf("canary Deployment of %s/%s: %w", d.t.Namespace, d.t.Ref.Name, ErrNotObserved)
 		}
 		if canary, err = d.create(ctx, stable); err != nil {
@@ -115,8 +116,9 @@ func (d *deploymentCanary) UpgradeBatch(ctx context.Context, desiredUpdated int3
 	return applyMergePatch(ctx, d.c, canary, canaryScalePatch(canary, desiredUpdated))
 }
 
-func (d *deploymentCanary) creationKey() string {
-	return string(d.t.Owner.UID) + "/" + d.t.Namespace + "/" + d.t.Ref.Name
+// creationKey names the canary creations of one release of one workload.
+func (d *deploymentCanary) creationKey() types.NamespacedName {
+	return types.NamespacedName{Namespace: d.t.Namespace, Name: string(d.t.Owner.UID) + "/" + d.t.Ref.Name}
 }
 
 func (d *deploymentCanary) create(ctx context.Context, stable *appsv1.Deployment) (*appsv1.Deployment, error) {
@@ -124,7 +126,7 @@ func (d *deploymentCanary) create(ctx context.Context, stable *appsv1.Deployment
 	if err := d.c.Create(ctx, canary); err != nil {
 		return nil, fmt.Errorf("creating canary Deployment of %s/%s: %w", stable.Namespace, stable.Name, err)
 	}
-	d.creations.expect(d.creationKey(), canary.Name)
+	d.creations.Created(d.creationKey(), canary.Name)
 	return canary, nil
 }
 

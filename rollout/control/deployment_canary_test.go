@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -210,27 +209,5 @@ func TestCanaryInfo(t *testing.T) {
 	before := canaryInfo(stable, nil, nil, Target{Owner: testOwner})
 	if before.UpdatedReplicas != 0 || before.UpdatedPods.String() != "" || !before.Consistent {
 		t.Errorf("info before the first batch = %+v", before)
-	}
-}
-
-func TestCreationExpectations(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(time.Unix(100, 0))
-	e := newCreationExpectations(clk, time.Minute)
-	if e.pending("k") {
-		t.Fatal("pending before any creation")
-	}
-	e.expect("k", "web-abc")
-	e.observe("k", []appsv1.Deployment{{ObjectMeta: metav1.ObjectMeta{Name: "web-other"}}})
-	if !e.pending("k") {
-		t.Fatal("a creation the list does not show is no longer pending")
-	}
-	e.observe("k", []appsv1.Deployment{{ObjectMeta: metav1.ObjectMeta{Name: "web-abc"}}})
-	if e.pending("k") {
-		t.Fatal("a listed creation is still pending")
-	}
-	e.expect("k", "web-def")
-	clk.SetTime(time.Unix(161, 0))
-	if e.pending("k") {
-		t.Fatal("an expired creation is still pending")
 	}
 }

@@ -83,6 +83,18 @@ func Wait[T metav1.Object](e *Expectations, owner types.NamespacedName, objs []T
 	return left
 }
 
+// WaitFor is Wait for a list's items (values, as typed lists hold them).
+func WaitFor[T any, PT interface {
+	*T
+	metav1.Object
+}](e *Expectations, owner types.NamespacedName, items []T) time.Duration {
+	objs := make([]PT, len(items))
+	for i := range items {
+		objs[i] = PT(&items[i])
+	}
+	return Wait(e, owner, objs)
+}
+
 // Forget drops the expectations of an owner that is gone.
 func (e *Expectations) Forget(owner types.NamespacedName) {
 	e.mu.Lock()

@@ -60,3 +60,20 @@ func TestExpiresAfterTTL(t *testing.T) {
 		t.Fatal("must stop waiting after the TTL")
 	}
 }
+
+func TestForgetAndWaitFor(t *testing.T) {
+	owner := types.NamespacedName{Namespace: "ns", Name: "web"}
+	e := New(clocktesting.NewFakePassiveClock(time.Now()), time.Minute)
+	e.Created(owner, "a")
+	if WaitFor(e, owner, []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "other"}}}) == 0 {
+		t.Fatal("a creation the list does not show must be waited for")
+	}
+	if WaitFor(e, owner, []corev1.Pod{*obj("3", false)}) != 0 {
+		t.Fatal("a listed creation must not be waited for")
+	}
+	e.Updated(owner, "a", "9")
+	e.Forget(owner)
+	if WaitFor[corev1.Pod](e, owner, nil) != 0 {
+		t.Fatal("forgotten writes must not be waited for")
+	}
+}

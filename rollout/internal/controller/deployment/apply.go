@@ -46,7 +46,7 @@ func (r *Reconciler) apply(ctx context.Context, d *appsv1.Deployment, newRS *app
 			return false, err
 		}
 		sets[step.Name] = written
-		r.expectations.expect(client.ObjectKeyFromObject(d), written.Name, written.Generation)
+		r.expect(d, written, step.Create)
 	}
 	return true, nil
 }
@@ -71,7 +71,7 @@ func (r *Reconciler) create(ctx context.Context, d *appsv1.Deployment, old []*ap
 	}
 	if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID == d.UID &&
 		control.EqualIgnoreHash(&existing.Spec.Template, &d.Spec.Template) {
-		r.expectations.expect(client.ObjectKeyFromObject(d), existing.Name, existing.Generation)
+		r.expect(d, existing, true)
 		return nil, nil
 	}
 	return nil, r.bumpCollisionCount(ctx, d)
@@ -146,4 +146,13 @@ func (r *Reconciler) patchExtraStatus(ctx context.Context, d *appsv1.Deployment,
 		return fmt.Errorf("patching the extra status of %s: %w", klog.KObj(d), err)
 	}
 	return nil
+}
+
+// expect remembers a write to a ReplicaSet of d (its creation too when created) until the cache shows it.
+func (r *Reconciler) expect(d *appsv1.Deployment, rs *appsv1.ReplicaSet, created bool) {
+	key := client.ObjectKeyFromObject(d)
+	if created {
+		r.expectations.Created(key, rs.Name)
+	}
+	r.expectations.Updated(key, rs.Name, rs.ResourceVersion)
 }

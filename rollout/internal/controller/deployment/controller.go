@@ -24,6 +24,7 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/workloads/expectations"
 )
 
 // ControllerName names the controller, its logs and the events it records.
@@ -50,7 +51,7 @@ type Reconciler struct {
 	// Workers is the number of concurrent reconciles; 0 means 1.
 	Workers int
 
-	expectations *expectations
+	expectations *expectations.Expectations
 }
 
 // SetupWithManager registers the controller with the manager's client, cache, event recorder and the
@@ -84,7 +85,7 @@ func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	r.expectations = newExpectations(r.Clock, expectationsTTL)
+	r.expectations = expectations.New(r.Clock, expectationsTTL)
 }
 
 // underControl reports whether a partition-style release holds the Deployment: control-info set,
@@ -102,7 +103,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !underControl(d) || d.DeletionTimestamp != nil {
-		r.expectations.forget(req.NamespacedName)
+		r.expectations.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	s, _, err := control.DeploymentStrategyFrom(d.Annotations)
@@ -116,7 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if wait := r.expectations.wait(req.NamespacedName, sets); wait > 0 {
+	if wait := expectations.WaitFor(r.expectations, req.NamespacedName, sets); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	return ctrl.Result{}, r.sync(ctx, d, s, sets)

@@ -3,13 +3,10 @@ package deployment
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/flotilla-dev/flotilla/rollout/control"
@@ -67,39 +64,5 @@ func TestInt32Annotation(t *testing.T) {
 		if got := int32Annotation(map[string]string{"k": value}, "k"); !cmp.Equal(got, want) {
 			t.Errorf("int32Annotation(%q) = %v, want %v", value, ptr.Deref(got, -99), ptr.Deref(want, -99))
 		}
-	}
-}
-
-func TestExpectations(t *testing.T) {
-	clock := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
-	e := newExpectations(clock, 30*time.Second)
-	key := types.NamespacedName{Namespace: "ns", Name: "web"}
-	at := func(name string, generation int64) appsv1.ReplicaSet {
-		return appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name, Generation: generation}}
-	}
-	if got := e.wait(key, nil); got != 0 {
-		t.Errorf("nothing expected: wait %v", got)
-	}
-	e.expect(key, "web-a", 3)
-	e.expect(key, "web-b", 1)
-	if got := e.wait(key, []appsv1.ReplicaSet{at("web-a", 2), at("web-b", 1)}); got != 30*time.Second {
-		t.Errorf("stale generation: wait %v", got)
-	}
-	if got := e.wait(key, []appsv1.ReplicaSet{at("web-a", 3)}); got == 0 {
-		t.Errorf("created set not seen yet: wait %v", got)
-	}
-	clock.SetTime(time.Unix(1010, 0))
-	if got := e.wait(key, []appsv1.ReplicaSet{at("web-a", 4), at("web-b", 1)}); got != 0 {
-		t.Errorf("all observed: wait %v", got)
-	}
-	e.expect(key, "web-a", 9)
-	clock.SetTime(time.Unix(1041, 0))
-	if got := e.wait(key, nil); got != 0 {
-		t.Errorf("expired: wait %v", got)
-	}
-	e.expect(key, "web-a", 9)
-	e.forget(key)
-	if got := e.wait(key, nil); got != 0 {
-		t.Errorf("forgotten: wait %v", got)
 	}
 }
