@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -28,8 +26,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -41,35 +37,14 @@ import (
 	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 // clusterConfig is nil when the tests run with -short: no control plane.
 var clusterConfig *rest.Config
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	logf.SetLogger(testLogger())
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	opts := cluster.Options{CRDDirs: []string{absPath("testdata/crds"), absPath("../charts/flotilla/crds")}}
-	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { clusterConfig = c.Config() }))
-}
-
-// testLogger shows the manager's logs with -v and drops them otherwise.
-func testLogger() logr.Logger {
-	if testing.Verbose() {
-		return zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr))
-	}
-	return logr.Discard()
-}
-
-func absPath(rel string) string {
-	p, err := filepath.Abs(rel)
-	if err != nil {
-		return rel
-	}
-	return p
+	os.Exit(managertest.Main(m, cluster.Options{CRDDirs: []string{"webhooks/testdata/crds", "charts/flotilla/crds"}}, &clusterConfig))
 }
 
 const (

@@ -1,14 +1,10 @@
 package control_test
 
 import (
-	"flag"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/client-go/rest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/managertest"
@@ -20,18 +16,7 @@ var clusterConfig *rest.Config
 // TestMain runs one local control plane for the package's integration tests: the workload controllers whose
 // workloads the controls drive, a scheduler and two simulated nodes.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	logf.SetLogger(managertest.Logger())
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	opts := cluster.Options{
-		CRDDirs:           []string{filepath.Join(root, "charts/flotilla/crds")},
 		ControllerManager: true, Scheduler: true, Nodes: 2,
 		Controllers: []string{
 			"statefulset-controller", "daemonset-controller", "deployment-controller", "replicaset-controller",
@@ -39,7 +24,7 @@ func TestMain(m *testing.M) {
 			"serviceaccount-controller",
 		},
 	}
-	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { clusterConfig = c.Config() }))
+	os.Exit(managertest.Main(m, opts, &clusterConfig))
 }
 
 // needCluster skips a test that needs the control plane when there is none.

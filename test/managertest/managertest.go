@@ -5,6 +5,7 @@ package managertest
 
 import (
 	"context"
+	"flag"
 	"os"
 	"testing"
 	"time"
@@ -18,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/flotilla-dev/flotilla/test/cluster"
 )
 
 // cacheSyncTimeout bounds the wait for a started manager's informers.
@@ -87,4 +90,12 @@ func Logger() logr.Logger {
 		return zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr))
 	}
 	return logr.Discard()
+}
+
+// Main is the TestMain of a package whose integration tests run managers: it routes the controllers' logs
+// (see Logger) and hands over to cluster.RunPackage.
+func Main(m *testing.M, opts cluster.Options, cfg **rest.Config) int {
+	flag.Parse()
+	ctrl.SetLogger(Logger())
+	return cluster.RunPackage(m, opts, cfg)
 }

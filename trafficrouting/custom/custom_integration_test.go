@@ -2,10 +2,8 @@ package custom_test
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,16 +28,7 @@ import (
 var clusterConfig *rest.Config
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	crds, err := filepath.Abs("testdata/crds")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(cluster.RunTests(m, cluster.Options{CRDDirs: []string{crds}}, func(c *cluster.Cluster) { clusterConfig = c.Config() }))
+	os.Exit(cluster.RunPackage(m, cluster.Options{CRDDirs: []string{"trafficrouting/custom/testdata/crds"}}, &clusterConfig))
 }
 
 const configNamespace = "flotilla-system"

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"slices"
 	"strings"
@@ -32,12 +31,7 @@ import (
 var clusterConfig *rest.Config
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	opts := cluster.Options{CRDDirs: []string{}, GatewayAPI: true}
-	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { clusterConfig = c.Config() }))
+	os.Exit(cluster.RunPackage(m, cluster.Options{CRDDirs: []string{}, GatewayAPI: true}, &clusterConfig))
 }
 
 const (

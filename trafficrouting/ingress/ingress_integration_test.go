@@ -2,7 +2,6 @@ package ingress_test
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -29,12 +28,7 @@ import (
 var clusterConfig *rest.Config
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	opts := cluster.Options{CRDDirs: []string{}}
-	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { clusterConfig = c.Config() }))
+	os.Exit(cluster.RunPackage(m, cluster.Options{CRDDirs: []string{}}, &clusterConfig))
 }
 
 const configNamespace = "flotilla-system"

@@ -3,7 +3,6 @@ package podreadiness_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -29,14 +28,8 @@ import (
 var cfg *rest.Config
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	ctrl.SetLogger(managertest.Logger())
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
 	// Pods need no node here: the controller writes status, which the API server accepts for any pod.
-	opts := cluster.Options{CRDDirs: []string{}}
-	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { cfg = c.Config() }))
+	os.Exit(managertest.Main(m, cluster.Options{CRDDirs: []string{}}, &cfg))
 }
 
 func TestControllerInitialisesTheCondition(t *testing.T) {

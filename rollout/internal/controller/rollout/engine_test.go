@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,18 +37,7 @@ import (
 var cfg *rest.Config
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	opts := cluster.Options{
-		CRDDirs:           []string{filepath.Join(root, "charts/flotilla/crds")},
-		ControllerManager: true, Scheduler: true, Nodes: 2,
-	}
-	ctrl.SetLogger(managertest.Logger())
-	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { cfg = c.Config() }))
+	os.Exit(managertest.Main(m, cluster.Options{ControllerManager: true, Scheduler: true, Nodes: 2}, &cfg))
 }
 
 func newScheme(t *testing.T) *runtime.Scheme {
@@ -60,6 +47,9 @@ func newScheme(t *testing.T) *runtime.Scheme {
 // startEngine runs the Rollout and BatchRelease controllers in-process until the test ends.
 func startEngine(t *testing.T) client.Client {
 	t.Helper()
+	if cfg == nil {
+		t.Skip("no control plane in -short mode")
+	}
 	managertest.Start(t, cfg, newScheme(t), func(mgr ctrl.Manager) error {
 		controls := control.NewRegistry()
 		if err := control.RegisterNative(controls, true); err != nil {

@@ -3,10 +3,8 @@ package rollouthistory_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -36,23 +34,12 @@ import (
 var cfg *rest.Config
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	ctrl.SetLogger(managertest.Logger())
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	opts := cluster.Options{
-		CRDDirs:           []string{filepath.Join(root, "charts/flotilla/crds")},
 		ControllerManager: true,
 		Controllers:       []string{"deployment-controller", "replicaset-controller", "serviceaccount-controller"},
 		Scheduler:         true, Nodes: 2,
 	}
-	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { cfg = c.Config() }))
+	os.Exit(managertest.Main(m, opts, &cfg))
 }
 
 func newScheme(t *testing.T) *runtime.Scheme {

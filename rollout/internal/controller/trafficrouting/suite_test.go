@@ -3,10 +3,8 @@ package trafficrouting_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,22 +37,9 @@ import (
 var cfg *rest.Config
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	ctrl.SetLogger(managertest.Logger())
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	// The Istio VirtualService stand-in CRD is the custom provider's test CRD.
-	opts := cluster.Options{CRDDirs: []string{
-		filepath.Join(root, "charts/flotilla/crds"),
-		filepath.Join(root, "trafficrouting/custom/testdata/crds"),
-	}}
-	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { cfg = c.Config() }))
+	opts := cluster.Options{CRDDirs: []string{"charts/flotilla/crds", "trafficrouting/custom/testdata/crds"}}
+	os.Exit(managertest.Main(m, opts, &cfg))
 }
 
 func newScheme(t *testing.T) *runtime.Scheme {

@@ -3,10 +3,8 @@ package controller
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,7 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/managertest"
@@ -34,23 +31,13 @@ var clusterConfig *rest.Config
 const itTimeout = 60 * time.Second
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	logf.SetLogger(managertest.Logger())
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	crds, err := filepath.Abs("../../../../charts/flotilla/crds")
-	if err != nil {
-		crds = "../../../../charts/flotilla/crds"
-	}
 	opts := cluster.Options{
-		CRDDirs:           []string{crds},
 		ControllerManager: true,
 		Controllers:       []string{"garbage-collector-controller", "serviceaccount-controller"},
 		Scheduler:         true,
 		Nodes:             2,
 	}
-	os.Exit(cluster.RunTests(m, opts, func(c *cluster.Cluster) { clusterConfig = c.Config() }))
+	os.Exit(managertest.Main(m, opts, &clusterConfig))
 }
 
 func testScheme(t *testing.T) *runtime.Scheme {
