@@ -27,7 +27,7 @@ func ValidateRolloutUpdate(old, r *rolloutsv1beta1.Rollout, others []rolloutsv1b
 	if old == nil {
 		return ValidateRollout(r, others, opts)
 	}
-	errs := ratchet(ValidateRollout(r, others, opts), ValidateRollout(old, others, opts))
+	errs := Ratchet(ValidateRollout(r, others, opts), ValidateRollout(old, others, opts))
 	if r == nil {
 		return errs
 	}
@@ -52,7 +52,7 @@ func ValidateV1alpha1RolloutUpdate(old, r *rolloutsv1alpha1.Rollout, others []ro
 	if old == nil {
 		return ValidateV1alpha1Rollout(r, others, opts)
 	}
-	errs := ratchet(ValidateV1alpha1Rollout(r, others, opts), ValidateV1alpha1Rollout(old, others, opts))
+	errs := Ratchet(ValidateV1alpha1Rollout(r, others, opts), ValidateV1alpha1Rollout(old, others, opts))
 	oldHub, _, oldErr := toHub(old)
 	hub, names, err := toHub(r)
 	if oldErr != nil || err != nil {
@@ -80,8 +80,9 @@ func validateHub(r *rolloutsv1beta1.Rollout, others []rolloutsv1beta1.Rollout, o
 	return append(errs, conflicts(r, others, names.workloadRef)...)
 }
 
-// ratchet drops the errors of current that old already had.
-func ratchet(current, old field.ErrorList) field.ErrorList {
+// Ratchet drops the errors of current that old already had, so that an update is refused only for what it
+// breaks, not for what an older release of the rules let in.
+func Ratchet(current, old field.ErrorList) field.ErrorList {
 	seen := make(map[string]bool, len(old))
 	for _, e := range old {
 		seen[e.Error()] = true

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -25,25 +26,10 @@ func Validate(cs, old *kruiseappsv1alpha1.CloneSet, pods map[string]*corev1.Pod)
 	}
 	errs := validateSpec(&cs.Spec)
 	if old != nil {
-		errs = ratchet(errs, validateSpec(&old.Spec))
+		errs = rolloutadmission.Ratchet(errs, validateSpec(&old.Spec))
 		errs = append(errs, validateUpdate(&cs.Spec, &old.Spec)...)
 	}
 	return append(errs, validatePodsToDelete(cs, old, pods)...)
-}
-
-// ratchet drops from current the errors old also had.
-func ratchet(current, old field.ErrorList) field.ErrorList {
-	seen := make(map[string]bool, len(old))
-	for _, e := range old {
-		seen[e.Error()] = true
-	}
-	var out field.ErrorList
-	for _, e := range current {
-		if !seen[e.Error()] {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 func validateSpec(s *kruiseappsv1alpha1.CloneSetSpec) field.ErrorList {
