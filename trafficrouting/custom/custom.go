@@ -52,11 +52,7 @@ func (p *provider) Name() string { return "custom" }
 // Initialize implements trafficrouting.Provider: every object exists and its kind's script runs on it.
 func (p *provider) Initialize(ctx context.Context) error {
 	for _, ref := range p.refs {
-		obj, err := p.get(ctx, ref)
-		if err != nil {
-			return err
-		}
-		original, err := originalOf(obj)
+		_, original, err := p.getOriginal(ctx, ref)
 		if err != nil {
 			return err
 		}
@@ -132,11 +128,7 @@ func groupOf(apiVersion string) string {
 func (p *provider) ensure(ctx context.Context, ref rolloutsv1beta1.ObjectRef, r trafficrouting.Routes) (bool, error) {
 	done := true
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		obj, err := p.get(ctx, ref)
-		if err != nil {
-			return err
-		}
-		original, err := originalOf(obj)
+		obj, original, err := p.getOriginal(ctx, ref)
 		if err != nil {
 			return err
 		}
@@ -160,12 +152,8 @@ func (p *provider) ensure(ctx context.Context, ref rolloutsv1beta1.ObjectRef, r 
 func (p *provider) restore(ctx context.Context, ref rolloutsv1beta1.ObjectRef) (bool, error) {
 	done := true
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		obj, err := p.get(ctx, ref)
+		obj, original, err := p.getOriginal(ctx, ref)
 		if err != nil || obj.GetAnnotations()[rolloutsv1beta1.OriginalSpecConfigurationAnnotation] == "" {
-			return err
-		}
-		original, err := originalOf(obj)
-		if err != nil {
 			return err
 		}
 		done = false
@@ -211,4 +199,14 @@ func normalize(c config) config {
 	_ = json.Unmarshal(data, &spec)
 	c.Spec, _ = spec.(map[string]any)
 	return c
+}
+
+// getOriginal reads an object and the configuration it had before Flotilla changed it.
+func (p *provider) getOriginal(ctx context.Context, ref rolloutsv1beta1.ObjectRef) (*unstructured.Unstructured, config, error) {
+	obj, err := p.get(ctx, ref)
+	if err != nil {
+		return nil, config{}, err
+	}
+	original, err := originalOf(obj)
+	return obj, original, err
 }
