@@ -28,6 +28,15 @@ func HasGate(pod *corev1.Pod) bool {
 // labels and annotations, and the inplace-update-state annotation that records the containers' image IDs
 // so that completion can be told later. revision is the target revision's name.
 func Apply(pod *corev1.Pod, s *Spec, revision string, now metav1.Time) error {
+	if err := writeState(pod, s, revision, now); err != nil {
+		return err
+	}
+	applySpec(pod, s)
+	return nil
+}
+
+// writeState records the update in the inplace-update-state annotation.
+func writeState(pod *corev1.Pod, s *Spec, revision string, now metav1.Time) error {
 	state := kruiseappspub.InPlaceUpdateState{
 		Revision:              revision,
 		UpdateTimestamp:       now,
@@ -39,6 +48,15 @@ func Apply(pod *corev1.Pod, s *Spec, revision string, now metav1.Time) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", kruiseappspub.InPlaceUpdateStateKey, err)
 	}
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[kruiseappspub.InPlaceUpdateStateKey] = string(raw)
+	return nil
+}
+
+// applySpec sets the new images and the template's label and annotation changes.
+func applySpec(pod *corev1.Pod, s *Spec) {
 	for i := range pod.Spec.Containers {
 		if image, ok := s.ContainerImages[pod.Spec.Containers[i].Name]; ok {
 			pod.Spec.Containers[i].Image = image
@@ -46,8 +64,6 @@ func Apply(pod *corev1.Pod, s *Spec, revision string, now metav1.Time) error {
 	}
 	pod.Labels = mergeInto(pod.Labels, s.Labels, s.RemovedLabels)
 	pod.Annotations = mergeInto(pod.Annotations, s.Annotations, s.RemovedAnnotations)
-	pod.Annotations[kruiseappspub.InPlaceUpdateStateKey] = string(raw)
-	return nil
 }
 
 func lastStatuses(pod *corev1.Pod, images map[string]string) map[string]kruiseappspub.InPlaceUpdateContainerStatus {

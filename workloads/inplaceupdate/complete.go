@@ -10,8 +10,12 @@ import (
 
 // Completed reports whether the kubelet has run every container an in-place update changed: each one
 // reports an image ID other than the one recorded when the update started, or already runs the spec's
-// image. A pod without the state annotation has nothing pending. A malformed annotation is an error.
+// image. A pod without the state annotation has nothing pending; one still in its grace period is not done.
+// A malformed annotation is an error.
 func Completed(pod *corev1.Pod) (bool, error) {
+	if _, deferred := kruiseappspub.GetInPlaceUpdateGrace(pod); deferred {
+		return false, nil
+	}
 	state, err := kruiseappspub.ParseInPlaceUpdateState(pod)
 	if err != nil || state == nil {
 		return state == nil && err == nil, err

@@ -64,7 +64,9 @@ func TestCalculate(t *testing.T) {
 	}
 }
 
-func runningPod(image, imageID string) *corev1.Pod {
+func runningPod() *corev1.Pod {
+	const imageID = "app@1"
+	const image = "app:1"
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"app": "a", "version": "1"}},
 		Spec:       template(image, nil).Spec,
@@ -77,7 +79,7 @@ func runningPod(image, imageID string) *corev1.Pod {
 }
 
 func TestApplyThenComplete(t *testing.T) {
-	pod := runningPod("app:1", "app@1")
+	pod := runningPod()
 	spec, ok := Calculate(template("app:1", pod.Labels), template("app:2", map[string]string{"app": "a", "version": "2"}))
 	if !ok {
 		t.Fatal("image and label change must be in place")
@@ -109,11 +111,11 @@ func TestApplyThenComplete(t *testing.T) {
 }
 
 func TestCompletedEdgeCases(t *testing.T) {
-	noState := runningPod("app:1", "app@1")
+	noState := runningPod()
 	if done, err := Completed(noState); !done || err != nil {
 		t.Fatalf("a pod without state has nothing pending: %v %v", done, err)
 	}
-	bad := runningPod("app:1", "app@1")
+	bad := runningPod()
 	bad.Annotations = map[string]string{kruiseappspub.InPlaceUpdateStateKey: "{"}
 	if _, err := Completed(bad); err == nil {
 		t.Fatal("malformed state must be an error")

@@ -125,7 +125,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// A pod changed under a guarded write (the kubelet reported): look again with the new state.
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
-	return ctrl.Result{RequeueAfter: requeue}, err
+	w.wakeIn(requeue)
+	return ctrl.Result{RequeueAfter: w.wake}, err
 }
 
 // conflictRetry is how soon a reconcile that lost a write race looks again.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,15 @@ type world struct {
 	pods      []*corev1.Pod // every controlled pod, terminating ones included
 	claims    []*corev1.PersistentVolumeClaim
 	revisions []*appsv1.ControllerRevision
+	// wake is how soon the reconcile wants to look again for a timer of its own (0: none).
+	wake time.Duration
+}
+
+// wakeIn asks for a reconcile within d.
+func (w *world) wakeIn(d time.Duration) {
+	if d > 0 && (w.wake == 0 || d < w.wake) {
+		w.wake = d
+	}
 }
 
 // selectorOf parses spec.selector. The webhook rejects a bad or empty one; without the webhook the

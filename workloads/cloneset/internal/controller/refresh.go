@@ -31,7 +31,7 @@ func (r *Reconciler) refreshPod(ctx context.Context, cs *kruiseappsv1alpha1.Clon
 	if lifecycle.State(p) == kruiseappspub.LifecycleStatePreparingDelete {
 		return r.deletePod(ctx, cs, w, p)
 	}
-	done, err := r.finishInPlace(ctx, cs, p)
+	done, err := r.finishInPlace(ctx, cs, w, p)
 	if err != nil {
 		return err
 	}
@@ -41,13 +41,16 @@ func (r *Reconciler) refreshPod(ctx context.Context, cs *kruiseappsv1alpha1.Clon
 
 // finishInPlace sets InPlaceUpdateReady back to True once the kubelet runs every updated container, and
 // reports whether the pod has no in-place update pending.
-func (r *Reconciler) finishInPlace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod) (bool, error) {
+func (r *Reconciler) finishInPlace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, p *corev1.Pod) (bool, error) {
 	at := metav1.NewTime(r.Clock.Now())
 	if inplaceupdate.Uninitialized(p) {
 		return true, r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool { return inplaceupdate.SetReady(p, true, at) })
 	}
 	if inplaceupdate.Ready(p) {
 		return true, nil
+	}
+	if held, err := r.resumeAfterGrace(ctx, cs, w, p); held || err != nil {
+		return false, err
 	}
 	done, err := inplaceupdate.Completed(p)
 	if err != nil {
@@ -58,4 +61,21 @@ func (r *Reconciler) finishInPlace(ctx context.Context, cs *kruiseappsv1alpha1.C
 		return false, nil
 	}
 	return true, r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool { return inplaceupdate.SetReady(p, true, at) })
+}
+
+// resumeAfterGrace applies an update deferred by inPlaceUpdateStrategy.gracePeriodSeconds once its grace is
+// over; until then the pod is held and the reconcile asks to look again when the grace ends.
+func (r *Reconciler) resumeAfterGrace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, p *corev1.Pod) (held bool, err error) {
+	spec, left, deferred, err := inplaceupdate.Deferred(p, r.Clock.Now())
+	switch {
+	case err != nil:
+		r.Recorder.Eventf(cs, p, corev1.EventTypeWarning, "InvalidInPlaceUpdateState", "Update", "pod %s: %v", p.Name, err)
+		return true, nil
+	case !deferred:
+		return false, nil
+	case left > 0:
+		w.wakeIn(left)
+		return true, nil
+	}
+	return false, r.patchPod(ctx, cs, p, func(p *corev1.Pod) bool { inplaceupdate.Resume(p, spec); return true })
 }

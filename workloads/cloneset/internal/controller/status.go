@@ -24,6 +24,8 @@ import (
 func (r *Reconciler) writeStatus(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, in plan.Input, syncErr error) (time.Duration, error) {
 	next := cs.Status.DeepCopy()
 	requeue := plan.Counts(in, next)
+	w.wakeIn(plan.Progress(cs, next, r.Clock.Now()))
+	r.recordDeadline(cs, next)
 	next.LabelSelector = w.selector.String()
 	if syncErr == nil {
 		next.ObservedGeneration = cs.Generation
@@ -39,6 +41,21 @@ func (r *Reconciler) writeStatus(ctx context.Context, cs *kruiseappsv1alpha1.Clo
 	}
 	cs.Status = *next
 	return requeue, r.patchStatus(ctx, cs)
+}
+
+// recordDeadline sends a Warning event when the CloneSet's update has just run past its progress deadline.
+func (r *Reconciler) recordDeadline(cs *kruiseappsv1alpha1.CloneSet, next *kruiseappsv1alpha1.CloneSetStatus) {
+	exceeded := func(s *kruiseappsv1alpha1.CloneSetStatus) *kruiseappsv1alpha1.CloneSetCondition {
+		for i, c := range s.Conditions {
+			if c.Type == kruiseappsv1alpha1.CloneSetConditionTypeProgressing && c.Reason == string(kruiseappsv1alpha1.CloneSetProgressDeadlineExceeded) {
+				return &s.Conditions[i]
+			}
+		}
+		return nil
+	}
+	if c, old := exceeded(next), exceeded(&cs.Status); c != nil && (old == nil || old.Message != c.Message) {
+		r.Recorder.Eventf(cs, nil, corev1.EventTypeWarning, c.Reason, "Update", "%s", c.Message)
+	}
 }
 
 // patchStatus writes the whole status: a diff against the old one would leave out the counters that stay

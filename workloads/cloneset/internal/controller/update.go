@@ -44,7 +44,8 @@ func (r *Reconciler) updatePod(ctx context.Context, cs *kruiseappsv1alpha1.Clone
 }
 
 // updateInPlace runs the inPlaceUpdate hook, then marks the pod not ready (a status write, so endpoints
-// drop it before its containers restart) and patches images, labels and the update state in one write.
+// drop it before its containers restart) and patches images, labels and the update state in one write
+// (with inPlaceUpdateStrategy.gracePeriodSeconds, the images and template metadata follow after the grace).
 func (r *Reconciler) updateInPlace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, revs *revisions, p *corev1.Pod, spec *inplaceupdate.Spec) error {
 	d := decide(cs, p, lifecycle.IntentUpdate)
 	if !d.Proceed {
@@ -60,7 +61,7 @@ func (r *Reconciler) updateInPlace(ctx context.Context, cs *kruiseappsv1alpha1.C
 	}
 	var applyErr error
 	err = r.patchPod(ctx, cs, p, func(p *corev1.Pod) bool {
-		if applyErr = inplaceupdate.Apply(p, spec, revs.update.Name, at); applyErr != nil {
+		if applyErr = startInPlace(p, spec, revs.update.Name, at, gracePeriod(cs)); applyErr != nil {
 			return false
 		}
 		setRevisionLabels(p, revs.update.Name)
@@ -73,4 +74,20 @@ func (r *Reconciler) updateInPlace(ctx context.Context, cs *kruiseappsv1alpha1.C
 	r.Recorder.Eventf(cs, p, corev1.EventTypeNormal, "SuccessfulUpdatePodInPlace", "Update",
 		"successfully update pod %s in-place(revision %s)", p.Name, revs.update.Name)
 	return nil
+}
+
+// startInPlace writes the update onto the pod, or, with a grace period, only its intent: the containers
+// change once the grace has let traffic drain from the not-ready pod (refresh resumes it).
+func startInPlace(p *corev1.Pod, spec *inplaceupdate.Spec, revision string, at metav1.Time, grace int32) error {
+	if grace > 0 {
+		return inplaceupdate.Defer(p, spec, revision, at, grace)
+	}
+	return inplaceupdate.Apply(p, spec, revision, at)
+}
+
+func gracePeriod(cs *kruiseappsv1alpha1.CloneSet) int32 {
+	if s := cs.Spec.UpdateStrategy.InPlaceUpdateStrategy; s != nil {
+		return s.GracePeriodSeconds
+	}
+	return 0
 }

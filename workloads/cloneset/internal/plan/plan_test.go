@@ -77,7 +77,13 @@ func TestResolve(t *testing.T) {
 	}{
 		{name: "defaults", cs: cloneSet(10), want: Strategy{Replicas: 10, ExpectedUpdated: 10, MaxUnavailable: 2,
 			Type: kruiseappsv1alpha1.RecreateCloneSetUpdateStrategyType}},
-		{name: "20% of 3 rounds to 0, so 1", cs: cloneSet(3), want: Strategy{Replicas: 3, ExpectedUpdated: 3, MaxUnavailable: 1,
+		{name: "20% of 3 rounds up to 1", cs: cloneSet(3), want: Strategy{Replicas: 3, ExpectedUpdated: 3, MaxUnavailable: 1,
+			Type: kruiseappsv1alpha1.RecreateCloneSetUpdateStrategyType}},
+		{name: "20% of 6 rounds up to 2 without surge", cs: cloneSet(6), want: Strategy{Replicas: 6, ExpectedUpdated: 6, MaxUnavailable: 2,
+			Type: kruiseappsv1alpha1.RecreateCloneSetUpdateStrategyType}},
+		{name: "20% of 6 rounds down to 1 with surge", cs: cloneSet(6, func(s *kruiseappsv1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(1))
+		}), want: Strategy{Replicas: 6, ExpectedUpdated: 6, MaxUnavailable: 1, MaxSurge: 1,
 			Type: kruiseappsv1alpha1.RecreateCloneSetUpdateStrategyType}},
 		{name: "partition percent rounds up", cs: cloneSet(5, func(s *kruiseappsv1alpha1.CloneSetSpec) {
 			s.UpdateStrategy.Partition = pct("50%")
@@ -160,6 +166,33 @@ func TestPlanScale(t *testing.T) {
 				s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(1))
 			}), pod("o1"), pod("o2")),
 			wantCreate: []Creation{{Revision: "v2"}}},
+		{name: "in-place update surges new pods too",
+			in: input(cloneSet(2, func(s *kruiseappsv1alpha1.CloneSetSpec) {
+				s.UpdateStrategy.Type = kruiseappsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType
+				s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(1))
+			}), pod("o1"), pod("o2")),
+			wantCreate: []Creation{{Revision: "v2"}}},
+		{name: "blue-green: surge of 2 while the new pods never become available",
+			in: input(cloneSet(2, func(s *kruiseappsv1alpha1.CloneSetSpec) {
+				s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(2))
+				s.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromInt32(0))
+				s.MinReadySeconds = 1 << 30
+			}), pod("o1"), pod("o2")),
+			wantCreate: []Creation{{Revision: "v2"}, {Revision: "v2"}}},
+		{name: "surge ends: old pods in excess go once every new pod exists",
+			in:         input(cloneSet(2), pod("o1"), pod("n1", rev("v2")), pod("n2", rev("v2"))),
+			wantDelete: []string{"o1"}},
+		{name: "a new CloneSet does not surge", in: input(cloneSet(2, func(s *kruiseappsv1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(1))
+		})), wantCreate: []Creation{{Revision: "v2"}, {Revision: "v2"}}},
+		{name: "no surge for old pods the partition keeps", in: input(cloneSet(2, partition(1), func(s *kruiseappsv1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(1))
+		}), pod("o1"), pod("n1", rev("v2")))},
+		{name: "OnDelete does not surge",
+			in: input(cloneSet(2, func(s *kruiseappsv1alpha1.CloneSetSpec) {
+				s.UpdateStrategy.Type = kruiseappsv1alpha1.OnDeleteCloneSetUpdateStrategyType
+				s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(1))
+			}), pod("o1"), pod("o2"))},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,6 +232,14 @@ func TestPlanUpdate(t *testing.T) {
 		{name: "preparing update goes first", in: input(cloneSet(3, inPlace), pod("a"), pod("b", lifecycleState(kruiseappspub.LifecycleStatePreparingUpdate)), pod("c")),
 			want: []string{"b"}},
 		{name: "paused updates nothing", in: input(cloneSet(3, func(s *kruiseappsv1alpha1.CloneSetSpec) { s.UpdateStrategy.Paused = true }), pod("a"))},
+		{name: "OnDelete updates nothing", in: input(cloneSet(3, func(s *kruiseappsv1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.Type = kruiseappsv1alpha1.OnDeleteCloneSetUpdateStrategyType
+		}), pod("a"), pod("b"), pod("c"))},
+		{name: "blue-green: no old pod goes while the surge pods are unavailable", in: input(cloneSet(2, func(s *kruiseappsv1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(2))
+			s.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromInt32(0))
+			s.MinReadySeconds = 1 << 30
+		}), pod("o1"), pod("o2"), pod("n1", rev("v2"), readyFor(time.Second)), pod("n2", rev("v2"), readyFor(time.Second)))},
 		{name: "priority weight picks the heavier pod", in: func() Input {
 			in := input(cloneSet(3, inPlace), pod("a"), pod("b", func(p *corev1.Pod) { p.Labels["tier"] = "canary" }), pod("c"))
 			in.PriorityStrategy = &kruiseappspub.UpdatePriorityStrategy{WeightPriority: []kruiseappspub.UpdatePriorityWeightTerm{

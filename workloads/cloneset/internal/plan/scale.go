@@ -48,7 +48,7 @@ type Scale struct {
 func (s Scale) Empty() bool { return len(s.Delete) == 0 && len(s.Create) == 0 }
 
 // PlanScale deletes the pods named for deletion, then creates or deletes pods until the CloneSet has its
-// replicas (plus the surge of a recreating update). New pods take the update revision while fewer than
+// replicas (plus the surge of an update). New pods take the update revision while fewer than
 // expectedUpdatedReplicas run it; scale-down removes pods of the revision in excess first.
 func PlanScale(in Input) Scale {
 	var s Scale
@@ -70,14 +70,18 @@ func PlanScale(in Input) Scale {
 	return s
 }
 
-// surge is how many pods a recreating update may add above replicas.
+// surge is how many pods an update may add above replicas: new-revision pods created before old ones go,
+// whatever the update type (in place too, as upstream: a blue-green release relies on it). It is bounded by
+// the swaps left: old pods above the partition, new pods below expectedUpdatedReplicas. A paused update and
+// OnDelete, which never replaces pods itself, do not surge.
 func surge(in Input, pods []*corev1.Pod) int32 {
 	st := in.Strategy
-	if st.Paused || st.Type != kruiseappsv1alpha1.RecreateCloneSetUpdateStrategyType {
+	if st.Paused || st.Type == kruiseappsv1alpha1.OnDeleteCloneSetUpdateStrategyType {
 		return 0
 	}
-	need := st.ExpectedUpdated - countRevision(pods, in.UpdateRevision)
-	return max(0, min(st.MaxSurge, need))
+	updated := countRevision(pods, in.UpdateRevision)
+	oldAbovePartition := int32(len(pods)) - updated - st.Partition //nolint:gosec // pod counts fit
+	return max(0, min(st.MaxSurge, st.ExpectedUpdated-updated, oldAbovePartition))
 }
 
 func creations(in Input, pods []*corev1.Pod, n int32) ([]Creation, bool, int32) {

@@ -12,7 +12,7 @@ type Strategy struct {
 	MinReadySeconds int32
 	// Partition is the number of pods kept on other revisions; ExpectedUpdated is replicas - partition.
 	Partition, ExpectedUpdated int32
-	// MaxUnavailable and MaxSurge bound an update; MaxSurge applies to recreating updates only.
+	// MaxUnavailable and MaxSurge bound an update.
 	MaxUnavailable, MaxSurge int32
 	// ScaleMaxUnavailable bounds scale-up while pods are unavailable; nil means unbounded.
 	ScaleMaxUnavailable *int32
@@ -20,9 +20,10 @@ type Strategy struct {
 	Type                kruiseappsv1alpha1.CloneSetUpdateStrategyType
 }
 
-// Resolve reads a CloneSet's strategy. Percentages of partition and maxSurge round up, of maxUnavailable
-// round down; an update that may neither surge nor make a pod unavailable could never progress, so
-// maxUnavailable is then 1. Invalid values (the webhook rejects them) count as 0.
+// Resolve reads a CloneSet's strategy. Percentages of partition and maxSurge round up; maxUnavailable rounds
+// up too unless the update may surge (upstream's rule). An update that may neither surge nor make a pod
+// unavailable could never progress, so maxUnavailable is then 1. Invalid values (the webhook rejects them)
+// count as 0.
 func Resolve(cs *kruiseappsv1alpha1.CloneSet) Strategy {
 	replicas := int32(1)
 	if cs.Spec.Replicas != nil {
@@ -31,10 +32,10 @@ func Resolve(cs *kruiseappsv1alpha1.CloneSet) Strategy {
 	u := cs.Spec.UpdateStrategy
 	s := Strategy{
 		Replicas: replicas, MinReadySeconds: cs.Spec.MinReadySeconds, Paused: u.Paused, Type: u.Type,
-		Partition:      min(scaled(u.Partition, replicas, true, zero), replicas),
-		MaxSurge:       scaled(u.MaxSurge, replicas, true, zero),
-		MaxUnavailable: scaled(u.MaxUnavailable, replicas, false, defaultMaxUnavailable),
+		Partition: min(scaled(u.Partition, replicas, true, zero), replicas),
+		MaxSurge:  scaled(u.MaxSurge, replicas, true, zero),
 	}
+	s.MaxUnavailable = scaled(u.MaxUnavailable, replicas, s.MaxSurge == 0, defaultMaxUnavailable)
 	if s.Type == "" {
 		s.Type = kruiseappsv1alpha1.RecreateCloneSetUpdateStrategyType
 	}

@@ -4,16 +4,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/updatesort"
 )
 
 // PlanUpdate picks the pods to move to the update revision now, in order: pods already preparing an update
 // first, then unavailable ones (updating them costs no availability), then by the priority and scatter
 // strategies. It stops at expectedUpdatedReplicas and at maxUnavailable: a CloneSet keeps at least
-// replicas - maxUnavailable pods available. Pods named for deletion or preparing deletion are left alone.
+// replicas - maxUnavailable pods available. Pods named for deletion or preparing deletion are left alone,
+// and so is every pod of an OnDelete CloneSet: its users replace pods by deleting them.
 func PlanUpdate(in Input) []*corev1.Pod {
 	st := in.Strategy
-	if st.Paused {
+	if st.Paused || st.Type == kruiseappsv1alpha1.OnDeleteCloneSetUpdateStrategyType {
 		return nil
 	}
 	need := st.ExpectedUpdated - countRevision(in.Pods, in.UpdateRevision)

@@ -1,0 +1,148 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
+)
+
+func TestGracePeriodDelaysTheImage(t *testing.T) {
+	const grace = 3
+	c := startController(t)
+	ns := newNamespace(t, c)
+	cs := newCloneSet(ns, "grace", 1, "nginx:1", inPlace, func(cs *kruiseappsv1alpha1.CloneSet) {
+		cs.Spec.UpdateStrategy.InPlaceUpdateStrategy = &kruiseappspub.InPlaceUpdateStrategy{GracePeriodSeconds: grace}
+	})
+	create(t, c, cs)
+	uid := settled(t, c, cs, 1)[0].UID
+	update(t, c, cs, func(cs *kruiseappsv1alpha1.CloneSet) { cs.Spec.Template.Spec.Containers[0].Image = "nginx:2" })
+
+	var held corev1.Pod
+	eventually(t, "the pod holding the update for its grace period", func(ctx context.Context) (bool, error) {
+		ps, err := pods(ctx, c, cs)
+		if len(ps) == 1 {
+			held = ps[0]
+		}
+		_, deferred := kruiseappspub.GetInPlaceUpdateGrace(&held)
+		return deferred, err
+	})
+	if held.Spec.Containers[0].Image != "nginx:1" || inplaceupdate.Ready(&held) ||
+		held.Labels["controller-revision-hash"] == cs.Status.CurrentRevision {
+		t.Fatalf("during the grace: image %s, InPlaceUpdateReady %v, revision %s", held.Spec.Containers[0].Image,
+			inplaceupdate.Ready(&held), held.Labels["controller-revision-hash"])
+	}
+	state, err := kruiseappspub.ParseInPlaceUpdateState(&held)
+	if err != nil || state == nil {
+		t.Fatalf("update state: %v %v", state, err)
+	}
+	graceEnds := state.UpdateTimestamp.Add(grace * time.Second)
+	eventually(t, "the new image after the grace", func(ctx context.Context) (bool, error) {
+		p := &corev1.Pod{}
+		err := c.Get(ctx, client.ObjectKeyFromObject(&held), p)
+		if p.Spec.Containers[0].Image == "nginx:2" && time.Now().Before(graceEnds.Add(-time.Second)) {
+			t.Fatalf("image changed %v before the grace ended", time.Until(graceEnds))
+		}
+		return p.Spec.Containers[0].Image == "nginx:2", err
+	})
+	if got := settled(t, c, cs, 1); got[0].UID != uid {
+		t.Fatal("the pod was recreated")
+	}
+}
+
+// TestInPlaceUpdateSurges checks maxSurge with an in-place update: one new pod first, then one old pod
+// updated in place once the new one is available, then the other old pod deleted; never more than
+// replicas + maxSurge pods.
+func TestInPlaceUpdateSurges(t *testing.T) {
+	c := startController(t)
+	ns := newNamespace(t, c)
+	cs := newCloneSet(ns, "surge", 2, "nginx:1", inPlace, func(cs *kruiseappsv1alpha1.CloneSet) {
+		cs.Spec.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(1))
+		cs.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromInt32(0))
+	})
+	create(t, c, cs)
+	settled(t, c, cs, 2)
+	update(t, c, cs, func(cs *kruiseappsv1alpha1.CloneSet) { cs.Spec.Template.Spec.Containers[0].Image = "nginx:2" })
+	eventually(t, "two updated pods after a surge", func(ctx context.Context) (bool, error) {
+		ps, err := pods(ctx, c, cs)
+		if len(ps) > 3 {
+			t.Fatalf("%d pods, more than replicas + maxSurge", len(ps))
+		}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(cs), cs); err != nil {
+			return false, err
+		}
+		s := cs.Status
+		return s.ObservedGeneration == cs.Generation && s.UpdatedAvailableReplicas == 2 && len(ps) == 2, err
+	})
+	events := eventReasons(t, c, cs)
+	if len(events["SuccessfulCreate"]) != 3 || len(events["SuccessfulUpdatePodInPlace"]) != 1 || len(events["SuccessfulDelete"]) != 1 {
+		t.Fatalf("want 2+1 creations, 1 in-place update and 1 deletion; events %v", events)
+	}
+}
+
+func TestOnDeleteWaitsForDeletion(t *testing.T) {
+	c := startController(t)
+	ns := newNamespace(t, c)
+	cs := newCloneSet(ns, "ondelete", 2, "nginx:1", func(cs *kruiseappsv1alpha1.CloneSet) {
+		cs.Spec.UpdateStrategy.Type = kruiseappsv1alpha1.OnDeleteCloneSetUpdateStrategyType
+	})
+	create(t, c, cs)
+	before := identities(settled(t, c, cs, 2))
+	update(t, c, cs, func(cs *kruiseappsv1alpha1.CloneSet) { cs.Spec.Template.Spec.Containers[0].Image = "nginx:2" })
+	eventually(t, "the new revision observed", func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(cs), cs)
+		return cs.Status.ObservedGeneration == cs.Generation && cs.Status.UpdateRevision != cs.Status.CurrentRevision, err
+	})
+	ps, err := pods(t.Context(), c, cs)
+	if err != nil || len(ps) != 2 || cs.Status.UpdatedReplicas != 0 {
+		t.Fatalf("OnDelete touched pods: %d pods, status %+v, %v", len(ps), cs.Status, err)
+	}
+	if err := c.Delete(t.Context(), &ps[0], client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	after := settled(t, c, cs, 1)
+	for _, p := range after {
+		_, old := before[p.Name]
+		if old != (p.Spec.Containers[0].Image == "nginx:1") {
+			t.Fatalf("pod %s (old %v) runs %s", p.Name, old, p.Spec.Containers[0].Image)
+		}
+	}
+}
+
+func TestProgressDeadline(t *testing.T) {
+	c := startController(t)
+	ns := newNamespace(t, c)
+	cs := newCloneSet(ns, "deadline", 1, "nginx:1", func(cs *kruiseappsv1alpha1.CloneSet) {
+		cs.Spec.ProgressDeadlineSeconds = ptr.To[int32](2)
+		cs.Spec.Template.Spec.NodeSelector = map[string]string{"no-such-node": "true"}
+	})
+	create(t, c, cs)
+	progressing := func(reason kruiseappsv1alpha1.CloneSetConditionReason, status corev1.ConditionStatus) {
+		t.Helper()
+		eventually(t, "Progressing "+string(reason), func(ctx context.Context) (bool, error) {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(cs), cs); err != nil {
+				return false, err
+			}
+			for _, cond := range cs.Status.Conditions {
+				if cond.Type == kruiseappsv1alpha1.CloneSetConditionTypeProgressing {
+					return cond.Reason == string(reason) && cond.Status == status, nil
+				}
+			}
+			return false, nil
+		})
+	}
+	progressing(kruiseappsv1alpha1.CloneSetProgressDeadlineExceeded, corev1.ConditionFalse)
+	if len(eventReasons(t, c, cs)["ProgressDeadlineExceeded"]) != 1 {
+		t.Fatalf("events: %v", eventReasons(t, c, cs))
+	}
+	update(t, c, cs, func(cs *kruiseappsv1alpha1.CloneSet) { cs.Spec.Template.Spec.NodeSelector = nil })
+	progressing(kruiseappsv1alpha1.CloneSetAvailable, corev1.ConditionTrue)
+}
