@@ -125,57 +125,13 @@ func cloneSetEvents(ctx context.Context, ns, reason string) []string {
 	return notes
 }
 
-// podWatch samples a CloneSet's pods until stopped and keeps the worst moments: the most pods at once and
-// the most of them not Ready.
-type podWatch struct {
-	mu                      sync.Mutex
-	maxPods, maxUnavailable int
-	stop                    context.CancelFunc
-	done                    chan struct{}
-}
-
-func watchPods(ctx context.Context, ns string) *podWatch {
-	const selector = "app=" + seedCloneSet
-	ctx, cancel := context.WithCancel(ctx)
-	w := &podWatch{stop: cancel, done: make(chan struct{})}
-	go func() {
-		defer GinkgoRecover()
-		defer close(w.done)
-		for ctx.Err() == nil {
-			list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
-			if err == nil {
-				w.sample(list.Items)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}()
-	return w
-}
-
-func (w *podWatch) sample(pods []corev1.Pod) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	unavailable := 0
-	for i := range pods {
-		if pods[i].DeletionTimestamp != nil || !podReady(pods[i]) {
-			unavailable++
-		}
-	}
-	w.maxPods, w.maxUnavailable = max(w.maxPods, len(pods)), max(w.maxUnavailable, unavailable)
-}
-
-// worst stops the watch and returns the most pods and the most unavailable pods it saw.
-func (w *podWatch) worst() (pods, unavailable int) {
-	w.stop()
-	<-w.done
-	return w.maxPods, w.maxUnavailable
-}
-
 var _ = Describe("CloneSet stories", func() {
 	It("creates the seed CloneSet with upstream's labels, revision hash, gates and events", func(ctx SpecContext) {
 		const ns = "e2e-cs-create"
+		w := watchPods(ctx, ns)
 		applySeedCloneSet(ctx, "001-cloneset-nginx.yaml", ns, nil)
 		st := waitCloneSet(ctx, ns, 1, 1)
+		w.expect(ctx, ns, 1, 0)
 		Expect(st.UpdateRevision).To(Equal(seedRevision))
 		Expect(st.CurrentRevision).To(Equal(seedRevision))
 		pod := activePods(ctx, ns)[0]
@@ -201,6 +157,7 @@ var _ = Describe("CloneSet stories", func() {
 		const minReady = 3
 		applySeedCloneSet(ctx, "001-cloneset-nginx.yaml", ns, nil)
 		waitCloneSet(ctx, ns, 1, 1)
+		w := watchPods(ctx, ns)
 		patchCloneSet(ctx, ns, fmt.Sprintf(`{"spec":{"minReadySeconds":%d,"scaleStrategy":{"maxUnavailable":1}}}`, minReady))
 		By("scaling through the scale subresource, as kubectl scale and an HPA do")
 		_, err := dyn.Resource(cloneSets).Namespace(ns).Patch(ctx, seedCloneSet, types.MergePatchType,
@@ -240,6 +197,7 @@ var _ = Describe("CloneSet stories", func() {
 		}
 		Expect(left).To(Equal(want))
 		Expect(cloneSetEvents(ctx, ns, "SuccessfulDelete")).To(ConsistOf("succeed to delete pod " + victim))
+		w.expect(ctx, ns, 5, 1)
 	})
 
 	It("keeps each instance's claim: reused by the replacement of a deleted pod, deleted on scale-down", func(ctx SpecContext) {
@@ -250,6 +208,7 @@ var _ = Describe("CloneSet stories", func() {
 		applySeedCloneSet(ctx, "004-cloneset-nginx.yaml", ns, nil)
 		waitCloneSet(ctx, ns, 3, 3)
 		claims := boundClaims(ctx, ns, 3)
+		w := watchPods(ctx, ns)
 		pods := activePods(ctx, ns)
 		for _, p := range pods {
 			id := p.Labels["apps.kruise.io/cloneset-instance-id"]
@@ -271,6 +230,7 @@ var _ = Describe("CloneSet stories", func() {
 		patchCloneSet(ctx, ns, `{"spec":{"replicas":2}}`)
 		waitCloneSet(ctx, ns, 2, 2)
 		Eventually(func() int { return len(liveClaims(ctx, ns)) }).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(Equal(2))
+		w.expect(ctx, ns, 3, 2, gone.UID)
 	})
 
 	It("updates 3 pods in place: same names, UIDs and nodes, one restart each, never more than one unavailable", func(ctx SpecContext) {
@@ -283,9 +243,7 @@ var _ = Describe("CloneSet stories", func() {
 		Eventually(func() string { return readCloneSet(ctx, ns).UpdateRevision }).WithContext(ctx).WithPolling(poll).
 			ShouldNot(Equal(seedRevisionOf(before)))
 		st := waitCloneSet(ctx, ns, 3, 3)
-		maxPods, maxUnavailable := w.worst()
-		Expect(maxPods).To(Equal(3), "pods at once")
-		Expect(maxUnavailable).To(BeNumerically("<=", 1), "unavailable pods at once (maxUnavailable 20%% of 3)")
+		w.expect(ctx, ns, 3, 2) // maxUnavailable 20% of 3 rounds up to 1
 		after := activePods(ctx, ns)
 		Expect(after).To(HaveLen(3))
 		for i, p := range after {
@@ -310,6 +268,7 @@ var _ = Describe("CloneSet stories", func() {
 		})
 		waitCloneSet(ctx, ns, 4, 4)
 		before := activePods(ctx, ns)
+		w := watchPods(ctx, ns)
 		setCloneSetImage(ctx, ns, "nginx:latest")
 		st := waitCloneSet(ctx, ns, 4, 2)
 		Expect(st.ExpectedUpdated).To(Equal(int64(2)))
@@ -324,6 +283,7 @@ var _ = Describe("CloneSet stories", func() {
 		}
 		Consistently(func() int64 { return readCloneSet(ctx, ns).Updated }).WithContext(ctx).
 			WithTimeout(2 * time.Second).WithPolling(poll).Should(Equal(int64(2)))
+		w.expect(ctx, ns, 4, 3)
 	})
 })
 
@@ -413,9 +373,7 @@ var _ = Describe("Rollout of a CloneSet in batches", Ordered, func() {
 		waitRollout(ctx, ns, rolloutState{Phase: "Healthy", Step: 3, State: "Completed"})
 		st := waitCloneSet(ctx, ns, 4, 4)
 		Expect(st.CurrentRevision).To(Equal(st.UpdateRevision))
-		maxPods, maxUnavailable := w.worst()
-		Expect(maxPods).To(Equal(4))
-		Expect(maxUnavailable).To(BeNumerically("<=", 1))
+		w.expect(ctx, ns, 4, 3)
 		for i, p := range activePods(ctx, ns) {
 			Expect(p.UID).To(Equal(before[i].UID), "pods are updated in place")
 			Expect(p.Spec.Containers[0].Image).To(Equal("nginx:alpine"))
@@ -496,6 +454,7 @@ var _ = Describe("CloneSet lifecycle hooks", func() {
 		})
 		waitCloneSet(ctx, ns, 3, 3)
 		before := activePods(ctx, ns)
+		w := watchPods(ctx, ns)
 		op := runHookOperator(ctx, ns)
 		setCloneSetImage(ctx, ns, "nginx:alpine")
 		Eventually(func() bool {
@@ -516,5 +475,6 @@ var _ = Describe("CloneSet lifecycle hooks", func() {
 			Expect(seen[p.Name][len(seen[p.Name])-1]).To(Equal("Normal"))
 			Expect(slices.Index(seen[p.Name], "PreparingUpdate")).To(BeNumerically("<", slices.Index(seen[p.Name], "Updated")))
 		}
+		w.expect(ctx, ns, 3, 2)
 	})
 })

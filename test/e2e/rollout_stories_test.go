@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -33,12 +34,13 @@ const appName = "app"
 
 func appLabels() map[string]string { return map[string]string{"app": appName} }
 
-func appTemplate(version string) corev1.PodTemplateSpec {
+// appTemplate is the app's first version, v1.
+func appTemplate() corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: appLabels()},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "app", Image: "example.com/app:1",
-			Env: []corev1.EnvVar{{Name: "VERSION", Value: version}},
+			Env: []corev1.EnvVar{{Name: "VERSION", Value: "v1"}},
 		}}},
 	}
 }
@@ -53,17 +55,43 @@ func newStory(ctx context.Context, kind string, replicas int32) *story {
 	switch kind {
 	case "Deployment":
 		_, err = apps.Deployments(s.ns).Create(ctx, &appsv1.Deployment{ObjectMeta: meta, Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas), Selector: sel, Template: appTemplate("v1")}}, metav1.CreateOptions{})
+			Replicas: ptr.To(replicas), Selector: sel, Template: appTemplate()}}, metav1.CreateOptions{})
 	case "StatefulSet":
 		_, err = apps.StatefulSets(s.ns).Create(ctx, &appsv1.StatefulSet{ObjectMeta: meta, Spec: appsv1.StatefulSetSpec{
-			Replicas: ptr.To(replicas), Selector: sel, Template: appTemplate("v1"),
+			Replicas: ptr.To(replicas), Selector: sel, Template: appTemplate(),
 			PodManagementPolicy: appsv1.ParallelPodManagement}}, metav1.CreateOptions{})
 	case "DaemonSet":
 		_, err = apps.DaemonSets(s.ns).Create(ctx, &appsv1.DaemonSet{ObjectMeta: meta, Spec: appsv1.DaemonSetSpec{
-			Selector: sel, Template: appTemplate("v1")}}, metav1.CreateOptions{})
+			Selector: sel, Template: appTemplate()}}, metav1.CreateOptions{})
+	case "CloneSet":
+		err = createCloneSet(ctx, s.ns, replicas)
 	}
 	Expect(err).NotTo(HaveOccurred())
 	return s
+}
+
+// createCloneSet creates the app as a CloneSet with the default ReCreate update strategy.
+func createCloneSet(ctx context.Context, ns string, replicas int32) error {
+	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptr.To(appTemplate()))
+	if err != nil {
+		return err
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+		"metadata": map[string]any{"name": appName, "namespace": ns},
+		"spec": map[string]any{"replicas": int64(replicas), "selector": map[string]any{"matchLabels": map[string]any{"app": appName}},
+			"template": tmpl},
+	}}
+	_, err = dyn.Resource(cloneSets).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+	return err
+}
+
+// workloadAPIVersion is the apiVersion of the story's workload kind.
+func (s *story) workloadAPIVersion() string {
+	if s.kind == "CloneSet" {
+		return "apps.kruise.io/v1alpha1"
+	}
+	return "apps/v1"
 }
 
 // pods counts the app's live pods by VERSION.
@@ -103,8 +131,8 @@ func (s *story) waitPods(ctx context.Context, want map[string]int) {
 // rollout creates the v1beta1 Rollout from the YAML of its spec.strategy.
 func (s *story) rollout(ctx context.Context, strategy string) {
 	GinkgoHelper()
-	doc := fmt.Sprintf("apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  workloadRef:\n    apiVersion: apps/v1\n    kind: %s\n    name: %s\n  strategy:\n%s",
-		appName, s.ns, s.kind, appName, indent(strategy, 4))
+	doc := fmt.Sprintf("apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  workloadRef:\n    apiVersion: %s\n    kind: %s\n    name: %s\n  strategy:\n%s",
+		appName, s.ns, s.workloadAPIVersion(), s.kind, appName, indent(strategy, 4))
 	obj := &unstructured.Unstructured{}
 	Expect(yaml.Unmarshal([]byte(doc), &obj.Object)).To(Succeed())
 	_, err := dyn.Resource(rolloutsV1beta1).Namespace(s.ns).Create(ctx, obj, metav1.CreateOptions{})
@@ -136,7 +164,32 @@ func (s *story) step(ctx context.Context) string {
 
 func (s *story) waitStep(ctx context.Context, want string) {
 	GinkgoHelper()
-	Eventually(func() string { return s.step(ctx) }).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(poll).Should(Equal(want))
+	Eventually(func() string { return s.step(ctx) }).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).
+		Should(Equal(want), s.describe)
+}
+
+// describe shows the workload, its pods and the release, to explain a failed expectation.
+func (s *story) describe() string {
+	if s.kind == "Deployment" {
+		return s.describeDeployment()
+	}
+	ctx := context.Background()
+	out := ""
+	if s.kind == "CloneSet" {
+		if obj, err := dyn.Resource(cloneSets).Namespace(s.ns).Get(ctx, appName, metav1.GetOptions{}); err == nil {
+			spec, _ := json.Marshal(obj.Object["spec"].(map[string]any)["updateStrategy"])
+			st, _ := json.Marshal(obj.Object["status"])
+			out += fmt.Sprintf("cloneset: updateStrategy=%s annotations=%v\nstatus=%s\n", spec, obj.GetAnnotations(), st)
+		}
+	}
+	if pods, err := kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, p := range pods.Items {
+			out += fmt.Sprintf("pod %s: version=%s ready=%v deleting=%v labels=%v\n", p.Name, versionOf(p.Spec.Containers[0]),
+				podReady(p), p.DeletionTimestamp != nil, p.Labels)
+		}
+	}
+	st, _ := json.Marshal(s.status(ctx))
+	return out + "rollout status: " + string(st) + "\n"
 }
 
 func (s *story) waitPhase(ctx context.Context, phase string) {
@@ -185,6 +238,10 @@ func (s *story) setVersion(ctx context.Context, version string) {
 		_, err = apps.StatefulSets(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 	case "DaemonSet":
 		_, err = apps.DaemonSets(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	case "CloneSet":
+		// Custom resources take no strategic merge patch: the JSON patch replaces the container's env.
+		env := fmt.Sprintf(`[{"op":"replace","path":"/spec/template/spec/containers/0/env","value":[{"name":"VERSION","value":%q}]}]`, version)
+		_, err = dyn.Resource(cloneSets).Namespace(s.ns).Patch(ctx, appName, types.JSONPatchType, []byte(env), metav1.PatchOptions{})
 	}
 	Expect(err).NotTo(HaveOccurred())
 }
@@ -239,10 +296,28 @@ func (s *story) expectReleased(ctx context.Context) {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ds.Spec.UpdateStrategy.Type).To(Equal(appsv1.RollingUpdateDaemonSetStrategyType))
 		meta = ds.ObjectMeta
+	case "CloneSet":
+		meta = s.expectCloneSetReleased(ctx)
 	}
 	for _, key := range []string{"rollouts.kruise.io/in-progressing", "batchrelease.rollouts.kruise.io/control-info"} {
 		Expect(meta.Annotations).NotTo(HaveKey(key))
 	}
+}
+
+// expectCloneSetReleased checks the CloneSet's strategy is its own again: no partition, pause, surge or
+// inflated minReadySeconds left by a release.
+func (s *story) expectCloneSetReleased(ctx context.Context) metav1.ObjectMeta {
+	GinkgoHelper()
+	obj, err := dyn.Resource(cloneSets).Namespace(s.ns).Get(ctx, appName, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	strategy, _, _ := unstructured.NestedMap(obj.Object, "spec", "updateStrategy")
+	Expect(strategy["partition"]).To(BeElementOf(nil, int64(0)), "the defaulting webhook's partition 0 holds nothing back")
+	Expect(strategy["paused"]).NotTo(Equal(true))
+	Expect(strategy["maxSurge"]).To(BeElementOf(nil, "0%", int64(0)))
+	minReady, _, _ := unstructured.NestedInt64(obj.Object, "spec", "minReadySeconds")
+	Expect(minReady).To(BeZero())
+	Expect(obj.GetAnnotations()).NotTo(HaveKey("rollouts.kruise.io/original-deployment-strategy"))
+	return metav1.ObjectMeta{Annotations: obj.GetAnnotations()}
 }
 
 var _ = Describe("Rollout stories", func() {
@@ -370,6 +445,27 @@ var _ = Describe("Rollout stories", func() {
 		s.waitPods(ctx, map[string]int{"v2": 4})
 		Expect(s.succeeded(ctx)).To(Equal("True/Success"))
 		s.expectReleased(ctx)
+	})
+
+	It("runs a blue-green CloneSet: surge pods that never count as available until the last approval", func(ctx SpecContext) {
+		s := newStory(ctx, "CloneSet", 4)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "blueGreen:\n  steps:\n  - replicas: 50%\n  - replicas: 100%")
+		w := watchAppPods(ctx, s.ns)
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		s.waitPods(ctx, map[string]int{"v1": 4, "v2": 2})
+		Consistently(func() map[string]int { return s.pods(ctx) }).WithContext(ctx).WithTimeout(2*time.Second).WithPolling(poll).
+			Should(Equal(map[string]int{"v1": 4, "v2": 2}), "the old pods stay while the step waits")
+		s.statusPatch(ctx, `{"status":{"blueGreenStatus":{"currentStepState":"StepReady"}}}`)
+		s.waitStep(ctx, "Progressing 2/StepPaused")
+		s.waitPods(ctx, map[string]int{"v1": 4, "v2": 4})
+		s.statusPatch(ctx, `{"status":{"blueGreenStatus":{"currentStepState":"StepReady"}}}`)
+		s.waitPhase(ctx, "Healthy")
+		s.waitPods(ctx, map[string]int{"v2": 4})
+		Expect(s.succeeded(ctx)).To(Equal("True/Success"))
+		s.expectReleased(ctx)
+		w.expect(ctx, s.ns, 8, 0)
 	})
 
 	It("sizes percentage batches by the workload's current replicas when it scales mid-release", func(ctx SpecContext) {

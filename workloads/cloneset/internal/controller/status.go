@@ -39,8 +39,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cs *kruiseappsv1alpha1.Clo
 	if equality.Semantic.DeepEqual(&cs.Status, next) {
 		return requeue, nil
 	}
-	cs.Status = *next
-	return requeue, r.patchStatus(ctx, cs)
+	return requeue, r.patchStatus(ctx, cs, *next)
 }
 
 // recordDeadline sends a Warning event when the CloneSet's update has just run past its progress deadline.
@@ -58,25 +57,58 @@ func (r *Reconciler) recordDeadline(cs *kruiseappsv1alpha1.CloneSet, next *kruis
 	}
 }
 
-// patchStatus writes the whole status: a diff against the old one would leave out the counters that stay
-// 0, which the schema requires to be present.
-func (r *Reconciler) patchStatus(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet) error {
-	raw, err := json.Marshal(map[string]any{"status": cs.Status})
+// patchStatus replaces cs's status with next. It writes the whole status (a diff against the old one would
+// leave out the counters that stay 0, which the schema requires) and removes the fields next omits when
+// empty (updatedAvailableReplicas 0 is absent, as upstream writes it), which a merge patch would keep.
+func (r *Reconciler) patchStatus(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, next kruiseappsv1alpha1.CloneSetStatus) error {
+	patch, err := replacingPatch(cs.Status, next)
 	if err != nil {
-		return fmt.Errorf("encode status: %w", err)
+		return err
 	}
-	if err := r.Client.Status().Patch(ctx, cs, client.RawPatch(types.MergePatchType, raw)); err != nil {
+	cs.Status = next
+	if err := r.Client.Status().Patch(ctx, cs, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("patch status: %w", client.IgnoreNotFound(err))
 	}
 	return nil
+}
+
+// replacingPatch is the merge patch that turns status old into next: next whole, and null for each field
+// only old has.
+func replacingPatch(old, next kruiseappsv1alpha1.CloneSetStatus) ([]byte, error) {
+	var oldFields, nextFields map[string]any
+	if err := roundTrip(old, &oldFields); err != nil {
+		return nil, err
+	}
+	if err := roundTrip(next, &nextFields); err != nil {
+		return nil, err
+	}
+	for k := range oldFields {
+		if _, ok := nextFields[k]; !ok {
+			nextFields[k] = nil
+		}
+	}
+	raw, err := json.Marshal(map[string]any{"status": nextFields})
+	if err != nil {
+		return nil, fmt.Errorf("encode status: %w", err)
+	}
+	return raw, nil
+}
+
+func roundTrip(in any, out *map[string]any) error {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("encode status: %w", err)
+	}
+	return json.Unmarshal(raw, out)
 }
 
 // failed records a failure that stopped the reconcile before any pod was touched: a condition and a
 // Warning event with the condition's type as reason.
 func (r *Reconciler) failed(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, t kruiseappsv1alpha1.CloneSetConditionType, cause error) error {
 	r.Recorder.Eventf(cs, nil, corev1.EventTypeWarning, string(t), "Reconcile", "%v", cause)
-	setFailure(&cs.Status, t, cause, r.Clock.Now())
-	return errors.Join(cause, r.patchStatus(ctx, cs))
+	next := cs.Status.DeepCopy()
+	setFailure(next, t, cause, r.Clock.Now())
+	return errors.Join(cause, r.patchStatus(ctx, cs, *next))
 }
 
 // failure is a step's error with the condition that reports it.

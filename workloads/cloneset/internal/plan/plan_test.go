@@ -179,6 +179,18 @@ func TestPlanScale(t *testing.T) {
 				s.MinReadySeconds = 1 << 30
 			}), pod("o1"), pod("o2")),
 			wantCreate: []Creation{{Revision: "v2"}, {Revision: "v2"}}},
+		{name: "blue-green second batch: more new pods beside every old one",
+			in: input(cloneSet(4, func(s *kruiseappsv1alpha1.CloneSetSpec) {
+				s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(4))
+				s.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromInt32(0))
+				s.MinReadySeconds = 1 << 30
+			}), pod("o1"), pod("o2"), pod("o3"), pod("o4"), pod("n1", rev("v2"), readyFor(time.Minute)), pod("n2", rev("v2"), readyFor(time.Minute))),
+			wantCreate: []Creation{{Revision: "v2"}, {Revision: "v2"}}},
+		{name: "an old pod stays until the new pods are available",
+			in: input(cloneSet(2, func(s *kruiseappsv1alpha1.CloneSetSpec) {
+				s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(1))
+				s.MinReadySeconds = 60
+			}), pod("o1"), pod("n1", rev("v2")), pod("n2", rev("v2"), readyFor(time.Second)))},
 		{name: "surge ends: old pods in excess go once every new pod exists",
 			in:         input(cloneSet(2), pod("o1"), pod("n1", rev("v2")), pod("n2", rev("v2"))),
 			wantDelete: []string{"o1"}},
@@ -235,6 +247,11 @@ func TestPlanUpdate(t *testing.T) {
 		{name: "OnDelete updates nothing", in: input(cloneSet(3, func(s *kruiseappsv1alpha1.CloneSetSpec) {
 			s.UpdateStrategy.Type = kruiseappsv1alpha1.OnDeleteCloneSetUpdateStrategyType
 		}), pod("a"), pod("b"), pod("c"))},
+		{name: "a Ready pod within minReadySeconds still serves", in: input(cloneSet(2, func(s *kruiseappsv1alpha1.CloneSetSpec) {
+			s.MinReadySeconds = 1 << 30
+			s.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromInt32(0))
+			s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(1))
+		}), pod("a"), pod("b"))},
 		{name: "blue-green: no old pod goes while the surge pods are unavailable", in: input(cloneSet(2, func(s *kruiseappsv1alpha1.CloneSetSpec) {
 			s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(2))
 			s.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromInt32(0))

@@ -70,18 +70,28 @@ func PlanScale(in Input) Scale {
 	return s
 }
 
-// surge is how many pods an update may add above replicas: new-revision pods created before old ones go,
-// whatever the update type (in place too, as upstream: a blue-green release relies on it). It is bounded by
-// the swaps left: old pods above the partition, new pods below expectedUpdatedReplicas. A paused update and
-// OnDelete, which never replaces pods itself, do not surge.
+// surge is how many pods an update may add above replicas (at most maxSurge): new-revision pods beside the
+// old ones, whatever the update type. The CloneSet wants expectedUpdatedReplicas new pods, and keeps the old
+// pods that no available new pod replaces yet (never fewer than the partition's), like a Deployment keeps
+// its old ReplicaSet until the new pods are available. A blue-green release relies on this: its new pods
+// never become available, so every old pod stays beside them. A paused update and OnDelete, which never
+// replaces pods itself, do not surge.
 func surge(in Input, pods []*corev1.Pod) int32 {
 	st := in.Strategy
 	if st.Paused || st.Type == kruiseappsv1alpha1.OnDeleteCloneSetUpdateStrategyType {
 		return 0
 	}
-	updated := countRevision(pods, in.UpdateRevision)
-	oldAbovePartition := int32(len(pods)) - updated - st.Partition //nolint:gosec // pod counts fit
-	return max(0, min(st.MaxSurge, st.ExpectedUpdated-updated, oldAbovePartition))
+	var old, newAvailable int32
+	for _, p := range pods {
+		switch ok, _ := Available(p, st.MinReadySeconds, in.Now); {
+		case Revision(p) != in.UpdateRevision:
+			old++
+		case ok:
+			newAvailable++
+		}
+	}
+	oldKept := min(old, st.Replicas-min(st.ExpectedUpdated, newAvailable))
+	return max(0, min(st.MaxSurge, oldKept+st.ExpectedUpdated-st.Replicas))
 }
 
 func creations(in Input, pods []*corev1.Pod, n int32) ([]Creation, bool, int32) {

@@ -9,8 +9,8 @@ import (
 )
 
 // PlanUpdate picks the pods to move to the update revision now, in order: pods already preparing an update
-// first, then unavailable ones (updating them costs no availability), then by the priority and scatter
-// strategies. It stops at expectedUpdatedReplicas and at maxUnavailable: a CloneSet keeps at least
+// first, then unavailable ones (updating a pod that does not serve costs no availability), then by the
+// priority and scatter strategies. It stops at expectedUpdatedReplicas and at maxUnavailable: a CloneSet keeps at least
 // replicas - maxUnavailable pods available. Pods named for deletion or preparing deletion are left alone,
 // and so is every pod of an OnDelete CloneSet: its users replace pods by deleting them.
 func PlanUpdate(in Input) []*corev1.Pod {
@@ -26,7 +26,9 @@ func PlanUpdate(in Input) []*corev1.Pod {
 		if int32(len(out)) >= need {
 			break
 		}
-		if ok, _ := Available(p, st.MinReadySeconds, in.Now); ok {
+		// A Ready pod serves even before minReadySeconds make it available: taking it down costs quota.
+		// A blue-green release relies on this, its inflated minReadySeconds making no pod available.
+		if serving, _ := Available(p, 0, in.Now); serving {
 			if quota <= 0 {
 				continue
 			}

@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// podWatch samples a workload's pods until stopped and keeps what the invariants need: the most pods at
+// once, the fewest serving (Ready and not being deleted), and every pod it ever saw.
+type podWatch struct {
+	mu       sync.Mutex
+	maxPods  int
+	minReady int
+	seen     map[types.UID]string
+	last     map[types.UID]bool
+	stop     context.CancelFunc
+	done     chan struct{}
+}
+
+// watchPods watches the seed CloneSet's pods, watchAppPods the pods of a story's app.
+func watchPods(ctx context.Context, ns string) *podWatch {
+	return watchSelected(ctx, ns, "app="+seedCloneSet)
+}
+
+func watchAppPods(ctx context.Context, ns string) *podWatch {
+	return watchSelected(ctx, ns, "app="+appName)
+}
+
+func watchSelected(ctx context.Context, ns, selector string) *podWatch {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &podWatch{minReady: -1, seen: map[types.UID]string{}, stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer GinkgoRecover()
+		defer close(w.done)
+		for ctx.Err() == nil {
+			list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+			if err == nil {
+				w.sample(list.Items)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return w
+}
+
+func (w *podWatch) sample(pods []corev1.Pod) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ready := 0
+	w.last = map[types.UID]bool{}
+	for i := range pods {
+		if pods[i].DeletionTimestamp == nil && podReady(pods[i]) {
+			ready++
+		}
+		w.seen[pods[i].UID] = pods[i].Name
+		w.last[pods[i].UID] = true
+	}
+	w.maxPods = max(w.maxPods, len(pods))
+	if w.minReady < 0 || ready < w.minReady {
+		w.minReady = ready
+	}
+}
+
+// expect stops the watch and checks the invariants of a workload's update: never more than maxPods pods
+// (replicas + maxSurge), never fewer than minReady serving (replicas - maxUnavailable), and no pod lost:
+// every pod that went away was deleted by its controller (a SuccessfulDelete event names it) or by the test
+// (deletedByTest).
+func (w *podWatch) expect(ctx context.Context, ns string, maxPods, minReady int, deletedByTest ...types.UID) {
+	GinkgoHelper()
+	w.stop()
+	<-w.done
+	Expect(w.maxPods).To(BeNumerically("<=", maxPods), "pods at once")
+	Expect(w.minReady).To(BeNumerically(">=", minReady), "serving pods at once")
+	deleted := deletedPodNames(ctx, ns)
+	for uid, name := range w.seen {
+		gone := !w.last[uid] && !deleted[name]
+		for _, d := range deletedByTest {
+			gone = gone && uid != d
+		}
+		Expect(gone).To(BeFalse(), "pod %s (%s) disappeared without being deleted", name, uid)
+	}
+}
+
+// deletedPodNames are the pods the namespace's CloneSets reported deleting.
+func deletedPodNames(ctx context.Context, ns string) map[string]bool {
+	GinkgoHelper()
+	list, err := kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]bool{}
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "CloneSet" && e.Reason == "SuccessfulDelete" {
+			out[strings.TrimPrefix(e.Note, "succeed to delete pod ")] = true
+		}
+	}
+	return out
+}
