@@ -10,19 +10,20 @@ import (
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
 
-// Kinds of the native workloads the engine drives.
+// Kinds of the workloads the engine drives with controls of its own.
 var (
 	DeploymentKind  = schema.GroupKind{Group: "apps", Kind: "Deployment"}
 	StatefulSetKind = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
 	DaemonSetKind   = schema.GroupKind{Group: "apps", Kind: "DaemonSet"}
+	CloneSetKind    = schema.GroupKind{Group: "apps.kruise.io", Kind: "CloneSet"}
 )
 
 // ErrAdvancedDeploymentOff explains why a partition-style Deployment release cannot run.
 var ErrAdvancedDeploymentOff = errors.New("partition-style Deployment releases need the AdvancedDeployment feature gate " +
 	"(set spec.strategy.canary.enableExtraWorkloadForCanary: true for a canary Deployment instead)")
 
-// RegisterNative registers the controls of the native kinds, and StatefulSet-like partition as the control of
-// any kind nothing else claims.
+// RegisterNative registers the controls of the native kinds and of CloneSets, and StatefulSet-like partition
+// as the control of any kind nothing else claims.
 func RegisterNative(r *Registry, advancedDeployment bool) error {
 	partitionDeployment := NewDeploymentPartition
 	if !advancedDeployment {
@@ -35,6 +36,9 @@ func RegisterNative(r *Registry, advancedDeployment bool) error {
 		r.Register(DeploymentKind, rolloutsv1beta1.BlueGreenRollingStyle, NewDeploymentBlueGreen),
 		r.Register(StatefulSetKind, rolloutsv1beta1.PartitionRollingStyle, NewStatefulSetLike),
 		r.Register(DaemonSetKind, rolloutsv1beta1.PartitionRollingStyle, NewNativeDaemonSet),
+		// The engine releases CloneSets whoever runs them: Flotilla's CloneSet module or upstream OpenKruise.
+		r.Register(CloneSetKind, rolloutsv1beta1.PartitionRollingStyle, NewCloneSetPartition),
+		r.Register(CloneSetKind, rolloutsv1beta1.BlueGreenRollingStyle, NewCloneSetBlueGreen),
 	)
 }
 

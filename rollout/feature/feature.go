@@ -16,6 +16,9 @@ const (
 	AppendPodSelector featuregate.Feature = "AppendPodSelector"
 	// KeepWorkloadPausedOnRolloutDeletion keeps the workload's partition when its Rollout is deleted mid-release.
 	KeepWorkloadPausedOnRolloutDeletion featuregate.Feature = "KeepWorkloadPausedOnRolloutDeletion"
+	// PreDownloadImageForInPlaceUpdate creates ImagePullJobs that pull a CloneSet's new images on the nodes of
+	// its old pods before they are updated in place (upstream's gate, off by default as upstream).
+	PreDownloadImageForInPlaceUpdate featuregate.Feature = "PreDownloadImageForInPlaceUpdate"
 )
 
 // Defaults are the manager's gates with their defaults, upstream's names and maturity.
@@ -24,6 +27,7 @@ var Defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	AdvancedDeployment:                  {Default: true, PreRelease: featuregate.Beta},
 	AppendPodSelector:                   {Default: false, PreRelease: featuregate.Alpha},
 	KeepWorkloadPausedOnRolloutDeletion: {Default: false, PreRelease: featuregate.Alpha},
+	PreDownloadImageForInPlaceUpdate:    {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a mutable gate set holding Defaults.

@@ -50,6 +50,8 @@ type Reconciler struct {
 	Workers int
 	// NewID returns a random instance id; defaults to 5 random lowercase letters and digits.
 	NewID func() string
+	// PreDownloadImages creates ImagePullJobs ahead of in-place updates (gate PreDownloadImageForInPlaceUpdate).
+	PreDownloadImages bool
 
 	// expectations hold the controller's pod writes, claimExpectations its claim creations, until the
 	// cache shows them.
@@ -119,7 +121,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.failed(ctx, cs, kruiseappsv1alpha1.CloneSetConditionFailedUpdate, err)
 	}
 	in := r.input(cs, w, revs)
-	syncErr := r.sync(ctx, cs, w, revs, in)
+	syncErr := errors.Join(r.sync(ctx, cs, w, revs, in), failedAs(kruiseappsv1alpha1.CloneSetConditionFailedUpdate, r.preDownload(ctx, cs, revs)))
 	requeue, err := r.writeStatus(ctx, cs, w, in, syncErr)
 	if err = errors.Join(syncErr, err); apierrors.IsConflict(err) {
 		// A pod changed under a guarded write (the kubelet reported): look again with the new state.

@@ -5,7 +5,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -145,4 +148,36 @@ func TestProgressDeadline(t *testing.T) {
 	}
 	update(t, c, cs, func(cs *kruiseappsv1alpha1.CloneSet) { cs.Spec.Template.Spec.NodeSelector = nil })
 	progressing(kruiseappsv1alpha1.CloneSetAvailable, corev1.ConditionTrue)
+}
+
+func TestPreDownloadJobsForInPlaceUpdate(t *testing.T) {
+	c := startController(t, func(r *Reconciler) { r.PreDownloadImages = true })
+	ns := newNamespace(t, c)
+	cs := newCloneSet(ns, "pull", 4, "nginx:1", inPlace, func(cs *kruiseappsv1alpha1.CloneSet) {
+		cs.Annotations = map[string]string{kruiseappsv1alpha1.ImagePreDownloadParallelismKey: "2"}
+		cs.Spec.UpdateStrategy.Partition = ptr.To(intstr.FromInt32(2))
+	})
+	create(t, c, cs)
+	settled(t, c, cs, 4)
+	update(t, c, cs, func(cs *kruiseappsv1alpha1.CloneSet) { cs.Spec.Template.Spec.Containers[0].Image = "nginx:2" })
+	settled(t, c, cs, 2)
+	job := &kruiseappsv1alpha1.ImagePullJob{}
+	eventually(t, "the pre-download job of the new revision", func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: cs.Status.UpdateRevision + "-main"}, job)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	if job.Spec.Image != "nginx:2" || job.Spec.Parallelism.IntValue() != 2 || metav1.GetControllerOf(job).UID != cs.UID {
+		t.Fatalf("job = %+v", job)
+	}
+	rev := &appsv1.ControllerRevision{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: cs.Status.UpdateRevision}, rev); err != nil ||
+		rev.Labels[kruiseappsv1alpha1.ImagePreDownloadCreatedKey] != "true" {
+		t.Fatalf("revision labels %v, %v", rev.Labels, err)
+	}
+	update(t, c, cs, func(cs *kruiseappsv1alpha1.CloneSet) { cs.Spec.UpdateStrategy.Partition = nil })
+	settled(t, c, cs, 4)
+	eventually(t, "the job gone once every pod runs the new revision", func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(job), &kruiseappsv1alpha1.ImagePullJob{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
 }

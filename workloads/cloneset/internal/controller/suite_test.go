@@ -46,14 +46,18 @@ func testScheme(t *testing.T) *runtime.Scheme {
 
 // startController runs the CloneSet and pod readiness controllers in-process until the test ends and
 // returns a direct client for the test's own reads and writes.
-func startController(t *testing.T) client.Client {
+func startController(t *testing.T, configure ...func(*Reconciler)) client.Client {
 	t.Helper()
 	if clusterConfig == nil {
 		t.Skip("no control plane in -short mode")
 	}
 	scheme := testScheme(t)
+	r := &Reconciler{}
+	for _, c := range configure {
+		c(r)
+	}
 	managertest.Start(t, clusterConfig, scheme, func(mgr ctrl.Manager) error {
-		return errors.Join((&Reconciler{}).SetupWithManager(mgr), podreadiness.SetupWithManager(mgr))
+		return errors.Join(r.SetupWithManager(mgr), podreadiness.SetupWithManager(mgr))
 	})
 	return managertest.DirectClient(t, clusterConfig, scheme)
 }

@@ -1,0 +1,83 @@
+package plan
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+)
+
+func TestPlanPreDownload(t *testing.T) {
+	oldT := &corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "web:1"}, {Name: "side", Image: "side:1"}},
+			ImagePullSecrets: []corev1.LocalObjectReference{{Name: "regcred"}}}}
+	newT := oldT.DeepCopy()
+	newT.Spec.Containers[0].Image = "web:2"
+	envT := newT.DeepCopy()
+	envT.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "A", Value: "b"}}
+	update := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "web-abc", Labels: map[string]string{appsv1.ControllerRevisionHashLabelKey: "abc"}}}
+	base := func(mutate ...func(*kruiseappsv1alpha1.CloneSet)) *kruiseappsv1alpha1.CloneSet {
+		cs := cloneSet(10, func(s *kruiseappsv1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.Type = kruiseappsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType
+			s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+			s.Template = *newT
+		})
+		cs.Name, cs.Namespace = "web", "ns"
+		for _, m := range mutate {
+			m(cs)
+		}
+		return cs
+	}
+	cases := []struct {
+		name    string
+		cs      *kruiseappsv1alpha1.CloneSet
+		newT    *corev1.PodTemplateSpec
+		ignored bool
+		wait    bool
+	}{
+		{name: "recreate is ignored", cs: base(func(cs *kruiseappsv1alpha1.CloneSet) {
+			cs.Spec.UpdateStrategy.Type = kruiseappsv1alpha1.RecreateCloneSetUpdateStrategyType
+		}), newT: newT, ignored: true},
+		{name: "3 replicas are ignored", cs: base(func(cs *kruiseappsv1alpha1.CloneSet) { cs.Spec.Replicas = ptr.To[int32](3) }), newT: newT, ignored: true},
+		{name: "one batch is ignored", cs: base(func(cs *kruiseappsv1alpha1.CloneSet) {
+			cs.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromString("100%"))
+		}), newT: newT, ignored: true},
+		{name: "not in place is ignored", cs: base(), newT: envT, ignored: true},
+		{name: "waits for updated ready pods", cs: base(func(cs *kruiseappsv1alpha1.CloneSet) {
+			cs.Annotations = map[string]string{kruiseappsv1alpha1.ImagePreDownloadMinUpdatedReadyPods: "20%"}
+			cs.Status.UpdatedReadyReplicas = 1
+		}), newT: newT, wait: true},
+		{name: "one job per changed image", cs: base(func(cs *kruiseappsv1alpha1.CloneSet) {
+			cs.Annotations = map[string]string{kruiseappsv1alpha1.ImagePreDownloadParallelismKey: "5",
+				kruiseappsv1alpha1.ImagePreDownloadMinUpdatedReadyPods: "2"}
+			cs.Status.UpdatedReadyReplicas = 2
+		}), newT: newT},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := PlanPreDownload(tc.cs, update, oldT, tc.newT)
+			if d.Ignored != tc.ignored || d.Wait != tc.wait {
+				t.Fatalf("decision = %+v, want ignored %v wait %v", d, tc.ignored, tc.wait)
+			}
+			if tc.ignored || tc.wait {
+				return
+			}
+			if len(d.Jobs) != 1 {
+				t.Fatalf("%d jobs, want 1", len(d.Jobs))
+			}
+			j := d.Jobs[0]
+			sel := j.Spec.PodSelector.MatchExpressions
+			if j.Name != "web-abc-main" || j.Spec.Image != "web:2" || j.Labels[appsv1.ControllerRevisionHashLabelKey] != "abc" ||
+				j.Spec.Parallelism.IntValue() != 5 || *j.Spec.PullPolicy.TimeoutSeconds != 300 || *j.Spec.PullPolicy.BackoffLimit != 1 ||
+				*j.Spec.CompletionPolicy.TTLSecondsAfterFinished != 600 || j.Spec.PullSecrets[0] != "regcred" ||
+				len(sel) != 1 || sel[0].Operator != metav1.LabelSelectorOpNotIn || metav1.GetControllerOf(j).Name != "web" {
+				t.Fatalf("job = %+v", j)
+			}
+		})
+	}
+}
