@@ -29,6 +29,11 @@ CRD_DIR := charts/flotilla/crds
 # CRDs served in several versions whose conversion the manager serves on /convert (controller-gen has no marker
 # for this; the manager rewrites clientConfig and caBundle at run time).
 WEBHOOK_CONVERSION_CRDS := rollouts.kruise.io_rollouts.yaml rollouts.kruise.io_batchreleases.yaml
+# The manager's RBAC, generated from the +kubebuilder:rbac markers of every package the manager links; the chart
+# takes its ClusterRole and namespaced Role rules from this file.
+RBAC_DIR := charts/flotilla/rbac
+MANAGER_PKG := ./rollout/cmd/manager
+MODULE := github.com/flotilla-dev/flotilla
 TEST_FLAGS ?=
 TEST_TIMEOUT ?= 30m
 # `make bench SCENARIO=name` runs one scenario; `go run ./test/bench/cmd/bench --list` lists them.
@@ -46,13 +51,16 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code for every API package.
 	$(CONTROLLER_GEN) object paths="$(API_PATHS)"
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Regenerate CRDs into charts/flotilla/crds.
+manifests: $(CONTROLLER_GEN) ## Regenerate CRDs into charts/flotilla/crds and the manager's RBAC into charts/flotilla/rbac.
 	rm -f $(CRD_DIR)/*.yaml
 	$(CONTROLLER_GEN) crd paths="$(API_PATHS)" output:crd:artifacts:config=$(CRD_DIR)
 	for f in $(WEBHOOK_CONVERSION_CRDS); do \
 		awk 'NR==FNR { block = block $$0 "\n"; next } { print } /^spec:$$/ && !done { printf "%s", block; done = 1 }' \
 			charts/flotilla/crd-conversion.yaml $(CRD_DIR)/$$f > $(CRD_DIR)/$$f.tmp && mv $(CRD_DIR)/$$f.tmp $(CRD_DIR)/$$f; \
 	done
+	pkgs="$$($(GO) list -deps -f '{{if .Module}}{{if eq .Module.Path "$(MODULE)"}}{{.ImportPath}}{{end}}{{end}}' $(MANAGER_PKG) | paste -sd ';')"; \
+	rm -f $(RBAC_DIR)/*.yaml; \
+	$(CONTROLLER_GEN) rbac:roleName=flotilla-manager paths="$$pkgs" output:rbac:dir=$(RBAC_DIR)
 
 .PHONY: build
 build: ## Build flotilla-manager and kubectl-kruise into bin/.
@@ -64,10 +72,10 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
-verify: generate manifests ## Fail if generated code or CRDs are stale, or Go files are unformatted.
+verify: generate manifests ## Fail if generated code, CRDs or RBAC are stale, or Go files are unformatted.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	@git diff --exit-code -- '*zz_generated*' $(CRD_DIR) || { echo "generated files are stale: run make generate manifests and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- $(CRD_DIR))" || { echo "untracked generated files:"; git status --porcelain -- $(CRD_DIR); exit 1; }
+	@git diff --exit-code -- '*zz_generated*' $(CRD_DIR) $(RBAC_DIR) || { echo "generated files are stale: run make generate manifests and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- $(CRD_DIR) $(RBAC_DIR))" || { echo "untracked generated files:"; git status --porcelain -- $(CRD_DIR) $(RBAC_DIR); exit 1; }
 
 ##@ Test
 .PHONY: test

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -90,6 +91,10 @@ func run() error {
 	return mgr.Start(ctx)
 }
 
+// Leader election holds a Lease and records core events in the manager's own namespace.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=flotilla-system,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups="",namespace=flotilla-system,resources=events,verbs=create;patch
+
 func newManager(opts options) (ctrl.Manager, error) {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -149,8 +154,19 @@ func webhookOptions(opts options) webhooks.Options {
 		RenewBefore:                        opts.webhookCertRenew,
 		MutatingWebhookConfigurationName:   "flotilla-mutating-webhook-configuration",
 		ValidatingWebhookConfigurationName: "flotilla-validating-webhook-configuration",
-		CRDGroups:                          []string{"rollouts.kruise.io", "apps.kruise.io", "policy.kruise.io"},
+		CRDGroups:                          crdGroups(opts.modules()),
 	}
+}
+
+// crdGroups are the API groups whose CRD conversion this manager serves: the engine's own, plus the
+// workload groups when a workload module runs. An engine-only manager beside upstream OpenKruise must leave
+// the apps.kruise.io and policy.kruise.io CRDs (and their conversion webhooks) to it.
+func crdGroups(enabled []string) []string {
+	groups := []string{"rollouts.kruise.io"}
+	if len(enabled) == 0 || slices.ContainsFunc(enabled, func(m string) bool { return m != "rollout" }) {
+		groups = append(groups, "apps.kruise.io", "policy.kruise.io")
+	}
+	return groups
 }
 
 func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversions conversion.Registry) error {

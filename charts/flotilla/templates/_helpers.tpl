@@ -1,0 +1,105 @@
+{{/* Prefix of every namespaced object's name. */}}
+{{- define "flotilla.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "flotilla.managerName" -}}{{ include "flotilla.fullname" . }}-manager{{- end -}}
+{{- define "flotilla.webhookServiceName" -}}{{ include "flotilla.fullname" . }}-webhook-service{{- end -}}
+{{- define "flotilla.webhookSecretName" -}}{{ include "flotilla.fullname" . }}-webhook-certs{{- end -}}
+
+{{- define "flotilla.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* The manager pods' selector; values.yaml's default anti-affinity repeats the name and component. */}}
+{{- define "flotilla.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: manager
+{{- end -}}
+
+{{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
+{{- define "flotilla.knownModules" -}}
+{{- list "cloneset" "rollout" | toJson -}}
+{{- end -}}
+
+{{/*
+The webhooks a module serves, by webhook name; every other webhook of webhooks/webhook-configurations.yaml
+belongs to the rollout module.
+*/}}
+{{- define "flotilla.webhookModules" -}}
+dcloneset.kb.io: cloneset
+vcloneset.kb.io: cloneset
+mpod.kb.io: cloneset
+{{- end -}}
+
+{{/* The --enable-modules value as a JSON list; empty means all modules. Fails on a bad combination. */}}
+{{- define "flotilla.modules" -}}
+{{- $known := include "flotilla.knownModules" . | fromJsonArray -}}
+{{- range .Values.modules -}}
+{{- if not (or (eq . "*") (has . $known)) -}}
+{{- fail (printf "unknown module %q in modules (known: %s)" . (join ", " $known)) -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.engineOnly .Values.modules -}}
+{{- fail "engineOnly runs the rollout module alone: leave modules empty" -}}
+{{- end -}}
+{{- if .Values.engineOnly -}}
+{{- list "rollout" | toJson -}}
+{{- else -}}
+{{- .Values.modules | default list | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the module named .name runs, given the chart context .root. */}}
+{{- define "flotilla.moduleEnabled" -}}
+{{- $modules := include "flotilla.modules" .root | fromJsonArray -}}
+{{- if or (not $modules) (has "*" $modules) (has .name $modules) -}}true{{- end -}}
+{{- end -}}
+
+{{/* Feature gates of the manager (rollout/feature). */}}
+{{- define "flotilla.knownFeatureGates" -}}
+{{- list "AdvancedDeployment" "AppendPodSelector" "KeepWorkloadPausedOnRolloutDeletion" "PreDownloadImageForInPlaceUpdate" "RolloutHistory" | toJson -}}
+{{- end -}}
+
+{{/* --feature-gates value: Name=bool pairs sorted by name. */}}
+{{- define "flotilla.featureGates" -}}
+{{- $known := include "flotilla.knownFeatureGates" . | fromJsonArray -}}
+{{- $pairs := list -}}
+{{- range $name := keys .Values.featureGates | sortAlpha -}}
+{{- if not (has $name $known) -}}
+{{- fail (printf "unknown feature gate %q in featureGates (known: %s)" $name (join ", " $known)) -}}
+{{- end -}}
+{{- $value := get $.Values.featureGates $name -}}
+{{- if not (kindIs "bool" $value) -}}
+{{- fail (printf "featureGates.%s must be true or false, not %v" $name $value) -}}
+{{- end -}}
+{{- $pairs = append $pairs (printf "%s=%t" $name $value) -}}
+{{- end -}}
+{{- join "," $pairs -}}
+{{- end -}}
+
+{{/* Rules of the first object of a kind in the generated rbac/role.yaml. */}}
+{{- define "flotilla.generatedRules" -}}
+{{- $rules := list -}}
+{{- range $doc := regexSplit "(?m)^---[ \t]*$" (.root.Files.Get "rbac/role.yaml") -1 -}}
+{{- $obj := fromYaml $doc -}}
+{{- if and (eq (get $obj "kind") $.kind) (not $rules) -}}
+{{- $rules = get $obj "rules" -}}
+{{- end -}}
+{{- end -}}
+{{- if not $rules -}}
+{{- fail (printf "rbac/role.yaml has no %s rules: run make manifests" .kind) -}}
+{{- end -}}
+{{- toYaml $rules -}}
+{{- end -}}

@@ -1,0 +1,67 @@
+package chart
+
+import (
+	"slices"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/flotilla-dev/flotilla/webhooks"
+)
+
+// cloneSetPaths are the webhook paths the cloneset module serves (workloads/cloneset.SetupWithManager); the
+// rollout module serves every other path of the webhook file.
+var cloneSetPaths = []string{webhooks.DefaultCloneSetPath, webhooks.ValidateCloneSetPath, webhooks.MutatePodPath}
+
+func allPaths(string) bool            { return true }
+func engineOnlyPaths(p string) bool   { return !slices.Contains(cloneSetPaths, p) }
+func cloneSetOnlyPaths(p string) bool { return slices.Contains(cloneSetPaths, p) }
+
+// chartCase is one documented switch: how to render it and what it must produce beyond the invariants every
+// rendering keeps (see checkInvariants).
+type chartCase struct {
+	name string
+	rel  release
+	// webhooks selects by path the webhooks of the file the rendering installs.
+	webhooks func(path string) bool
+	// extraRules are the ClusterRole rules beyond the generated ones.
+	extraRules []rbacv1.PolicyRule
+	check      func(t *testing.T, r rendered)
+}
+
+var extraRule = rbacv1.PolicyRule{APIGroups: []string{"example.com"}, Resources: []string{"widgets"}, Verbs: []string{"get", "patch"}}
+
+var cases = []chartCase{
+	{name: "default", rel: defaultRelease(), webhooks: allPaths, check: checkDefaults},
+	{name: "engineOnly", rel: defaultRelease("--set", "engineOnly=true"), webhooks: engineOnlyPaths,
+		check: wantArgs("--enable-modules=rollout")},
+	{name: "modules", rel: defaultRelease("--set", "modules={cloneset}"), webhooks: cloneSetOnlyPaths,
+		check: wantArgs("--enable-modules=cloneset")},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset}"), webhooks: allPaths,
+		check: wantArgs("--enable-modules=rollout,cloneset")},
+	{name: "featureGates", webhooks: allPaths, check: checkFeatureGates,
+		rel: defaultRelease("--set", "featureGates.RolloutHistory=true,featureGates.AdvancedDeployment=false")},
+	{name: "extraArgs", webhooks: allPaths, check: wantArgs("--webhook-cert-renew-before=720h", "--zap-devel=false"),
+		rel: defaultRelease("--set", "extraArgs={--webhook-cert-renew-before=720h,--zap-devel=false}")},
+	{name: "log", rel: defaultRelease("--set", "log.level=debug,log.encoder=console"), webhooks: allPaths,
+		check: wantArgs("--zap-log-level=debug", "--zap-encoder=console")},
+	{name: "metricsService", rel: defaultRelease("--set", "metrics.service.enabled=true"), webhooks: allPaths,
+		check: checkMetricsService},
+	{name: "metricsOff", rel: defaultRelease("--set", "metrics.enabled=false,metrics.service.enabled=true"),
+		webhooks: allPaths, check: checkMetricsOff},
+	{name: "singleReplica", rel: defaultRelease("--set", "replicas=1,leaderElection.enabled=false"),
+		webhooks: allPaths, check: checkSingleReplica},
+	{name: "ports", webhooks: allPaths, check: wantArgs("--webhook-port=10443", "--health-probe-bind-address=:9440"),
+		rel: defaultRelease("--set", "webhook.port=10443,healthProbe.port=9440,metrics.port=9090")},
+	{name: "otherRelease", rel: release{name: "prod", namespace: "prod-rollouts"}, webhooks: allPaths,
+		check: wantNames("prod-flotilla")},
+	{name: "fullnameOverride", rel: defaultRelease("--set", "fullnameOverride=fleet"), webhooks: allPaths,
+		check: wantNames("fleet")},
+	{name: "extraClusterRoleRules", webhooks: allPaths, extraRules: []rbacv1.PolicyRule{extraRule},
+		rel: defaultRelease("--set-json", `extraClusterRoleRules=[{"apiGroups":["example.com"],"resources":["widgets"],"verbs":["get","patch"]}]`)},
+	{name: "scheduling", webhooks: allPaths, check: checkScheduling, rel: defaultRelease(
+		"--set", "nodeSelector.pool=system,image.repository=registry.example.com/flotilla-manager,image.tag=dev",
+		"--set-json", `tolerations=[{"key":"dedicated","operator":"Exists","effect":"NoSchedule"}]`,
+		"--set-json", `imagePullSecrets=[{"name":"regcred"}]`,
+		"--set", "podAnnotations.team=platform,serviceAccount.annotations.owner=platform")},
+}
