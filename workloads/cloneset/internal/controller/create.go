@@ -55,7 +55,9 @@ func (r *Reconciler) createPod(ctx context.Context, cs *kruiseappsv1alpha1.Clone
 		return err
 	}
 	key := client.ObjectKeyFromObject(cs)
-	if err := r.Client.Create(ctx, p); err != nil {
+	err := r.Client.Create(ctx, p)
+	countOperation(opCreate, err)
+	if err != nil {
 		r.Recorder.Eventf(cs, nil, corev1.EventTypeWarning, "FailedCreate", "Create", "failed to create pod: %v", err)
 		return fmt.Errorf("create pod %s: %w", p.Name, err)
 	}

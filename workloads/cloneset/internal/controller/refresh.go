@@ -60,7 +60,13 @@ func (r *Reconciler) finishInPlace(ctx context.Context, cs *kruiseappsv1alpha1.C
 	if !done {
 		return false, nil
 	}
-	return true, r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool { return inplaceupdate.SetReady(p, true, at) })
+	if err := r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool { return inplaceupdate.SetReady(p, true, at) }); err != nil {
+		return false, err
+	}
+	if state, _ := kruiseappspub.ParseInPlaceUpdateState(p); state != nil {
+		observeInPlace(inPlaceSeconds, state.UpdateTimestamp.Time, at.Time)
+	}
+	return true, nil
 }
 
 // resumeAfterGrace applies an update deferred by inPlaceUpdateStrategy.gracePeriodSeconds once its grace is

@@ -68,7 +68,9 @@ func (r *Reconciler) updateInPlace(ctx context.Context, cs *kruiseappsv1alpha1.C
 		lifecycle.SetState(p, d.State, at.Time)
 		return true
 	})
-	if err = errors.Join(applyErr, err); err != nil {
+	err = errors.Join(applyErr, err)
+	countOperation(opUpdateInPlace, err)
+	if err != nil {
 		return fmt.Errorf("update pod %s in place: %w", p.Name, err)
 	}
 	r.Recorder.Eventf(cs, p, corev1.EventTypeNormal, "SuccessfulUpdatePodInPlace", "Update",
