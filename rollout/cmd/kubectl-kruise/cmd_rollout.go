@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/util/retry"
@@ -22,17 +23,27 @@ func newRolloutCommand(a *app) *cobra.Command {
 
 Valid resource types include:
 
-  * rollouts.rollouts.kruise.io (rollout/NAME, rollouts/NAME or rollouts.rollouts.kruise.io/NAME)`,
+  * deployments (deploy)
+  * daemonsets (ds)
+  * statefulsets (sts)
+  * clonesets (cloneset, clone, cs)
+  * statefulsets.apps.kruise.io (asts)
+  * daemonsets.apps.kruise.io (ads, daemon)
+  * rollouts.rollouts.kruise.io (rollout, ro)`,
 		Example: `  # Approve the paused step of a Rollout
   kubectl-kruise rollout approve rollout/demo
 
   # Watch a Rollout until it finishes, fails or waits for approval
-  kubectl-kruise rollout status rollout/demo`,
+  kubectl-kruise rollout status rollout/demo
+
+  # Roll a CloneSet back to its previous revision
+  kubectl-kruise rollout undo cloneset/abc`,
 		DisableFlagsInUseLine: true,
 		Args:                  cobra.NoArgs,
 		RunE:                  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newApproveCommand(a), newPauseCommand(a, true), newPauseCommand(a, false), newStatusCommand(a))
+	cmd.AddCommand(newApproveCommand(a), newPauseCommand(a, true), newPauseCommand(a, false), newStatusCommand(a),
+		newRestartCommand(a), newHistoryCommand(a), newUndoCommand(a), newRollbackCommand(a))
 	return cmd
 }
 
@@ -127,20 +138,35 @@ func newPauseCommand(a *app, paused bool) *cobra.Command {
 	verb, done := "resume", "resumed"
 	short, long := "Resume a paused resource", `Resume a paused resource.
 
-A paused Rollout keeps its current step until it is resumed: this sets spec.strategy.paused to false.`
+A paused resource continues its update once resumed: this clears spec.strategy.paused of a Rollout,
+spec.paused of a Deployment, spec.updateStrategy.paused of a CloneSet and
+spec.updateStrategy.rollingUpdate.paused of an Advanced StatefulSet or Advanced DaemonSet.`
+	example := `  # Resume the Rollout "demo"
+  kubectl-kruise rollout resume rollout/demo
+
+  # Resume the update of the CloneSet "web"
+  kubectl-kruise rollout resume cloneset/web`
 	if paused {
 		verb, done = "pause", "paused"
 		short, long = "Mark the provided resource as paused", `Mark the provided resource as paused.
 
-A paused Rollout stays at its current step until "kubectl-kruise rollout resume" resumes it: this sets
-spec.strategy.paused to true.`
+A paused resource keeps its pods as they are until "kubectl-kruise rollout resume" resumes it: a Rollout
+stays at its current step (spec.strategy.paused), a Deployment stops rolling out (spec.paused), a
+CloneSet stops updating pods (spec.updateStrategy.paused), and so do an Advanced StatefulSet and an
+Advanced DaemonSet (spec.updateStrategy.rollingUpdate.paused). Native StatefulSets and DaemonSets
+cannot be paused.`
+		example = `  # Pause the Rollout "demo"
+  kubectl-kruise rollout pause rollout/demo
+
+  # Stop the update of the CloneSet "web"; its pods keep their revisions until it is resumed
+  kubectl-kruise rollout pause cloneset/web`
 	}
 	pf := genericclioptions.NewPrintFlags(done)
 	cmd := &cobra.Command{
 		Use:                   verb + " RESOURCE",
 		Short:                 short,
 		Long:                  long,
-		Example:               fmt.Sprintf("  # %s the Rollout \"demo\"\n  kubectl-kruise rollout %s rollout/demo", capitalize(verb), verb),
+		Example:               example,
 		DisableFlagsInUseLine: true,
 		ValidArgsFunction:     a.completeRollouts,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -152,25 +178,47 @@ spec.strategy.paused to true.`
 }
 
 func (a *app) runPause(ctx context.Context, args []string, paused bool, pf *genericclioptions.PrintFlags) error {
-	names, err := parseTargets(args)
+	targets, err := parseResources(args)
 	if err != nil {
 		return err
 	}
-	api, printer, err := a.connect(pf)
-	if err != nil {
+	if err := checkPrintFlags(pf); err != nil {
 		return err
+	}
+	done := "resumed"
+	if paused {
+		done = "paused"
 	}
 	var errs []error
-	for _, name := range names {
-		obj, err := pauseOne(ctx, api, name, paused)
+	for _, t := range targets {
+		obj, err := a.pauseTarget(ctx, t, paused)
 		if err == nil {
-			err = printer.PrintObj(obj, a.streams.Out)
+			err = a.printAs(pf, obj, done, dryRunNone)
 		}
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// pauseTarget pauses or resumes one Rollout or workload.
+func (a *app) pauseTarget(ctx context.Context, t target, paused bool) (runtime.Object, error) {
+	if t.Kind == kindRollout {
+		api, err := a.api()
+		if err != nil {
+			return nil, err
+		}
+		return pauseOne(ctx, api, t.Name, paused)
+	}
+	api, err := a.workloads()
+	if err != nil {
+		return nil, err
+	}
+	obj, _, err := applyTo(ctx, api, t, dryRunNone, func(o *unstructured.Unstructured) (edit, error) {
+		return planWorkloadPause(t.Kind, o, paused)
+	})
+	return obj, err
 }
 
 func pauseOne(ctx context.Context, api rolloutAPI, name string, paused bool) (*unstructured.Unstructured, error) {
@@ -204,11 +252,4 @@ func (a *app) progressOut(pf *genericclioptions.PrintFlags) io.Writer {
 		return a.streams.ErrOut
 	}
 	return a.streams.Out
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return string(s[0]-'a'+'A') + s[1:]
 }

@@ -246,8 +246,8 @@ func TestPauseResumeCommands(t *testing.T) {
 			wantErr: "error: rollouts.rollouts.kruise.io \"demo\" is not paused\n"},
 		{name: "several, one fails", rollout: canaryRollout(), args: []string{"resume", "rollout/a", "rollout/b"}, wantCode: exitError,
 			wantErr: "error: rollouts.rollouts.kruise.io \"a\" is not paused\nerror: rollouts.rollouts.kruise.io \"b\" is not paused\n"},
-		{name: "unsupported kind", rollout: canaryRollout(), args: []string{"pause", "deployment/web"}, wantCode: exitError,
-			wantErr: "error: resource type \"deployment\" is not supported here: only rollouts.rollouts.kruise.io is (for Deployments use kubectl rollout)\n"},
+		{name: "unknown kind", rollout: canaryRollout(), args: []string{"pause", "foo/web"}, wantCode: exitError,
+			wantErr: "error: resource type \"foo\" is not supported: use " + supportedTypesText + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

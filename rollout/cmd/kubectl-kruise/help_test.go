@@ -15,7 +15,10 @@ func TestHelpGolden(t *testing.T) {
 	t.Setenv("KUBECACHEDIR", "/home/user/.kube/cache")
 	commands := [][]string{
 		{}, {"rollout"}, {"rollout", "approve"}, {"rollout", "pause"}, {"rollout", "resume"},
-		{"rollout", "status"}, {"version"}, {"options"}, {"completion"},
+		{"rollout", "status"}, {"rollout", "restart"}, {"rollout", "history"}, {"rollout", "undo"}, {"rollout", "rollback"},
+		{"set"}, {"set", "image"}, {"set", "env"}, {"set", "resources"}, {"scale"}, {"scaledown"},
+		{"describe"}, {"describe", "rollout"}, {"create"}, {"create", "job"}, {"create", "broadcastJob"}, {"create", "ContainerRecreateRequest"},
+		{"version"}, {"options"}, {"completion"},
 	}
 	for _, args := range commands {
 		name := "help/" + strings.Join(append([]string{"kubectl-kruise"}, args...), "_") + ".golden"

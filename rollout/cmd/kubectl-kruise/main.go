@@ -1,6 +1,6 @@
-// Command kubectl-kruise is the kubectl plugin for Flotilla's Rollouts. It keeps upstream kubectl-kruise's
-// command names, flags and API effects, so scripts written for upstream run unchanged; `rollout status`
-// adds exit codes a CI job can act on.
+// Command kubectl-kruise is the kubectl plugin for Flotilla's Rollouts and Kruise workloads. It keeps
+// upstream kubectl-kruise's command names, flags and API effects, so scripts written for upstream run
+// unchanged; `rollout status` adds exit codes a CI job can act on.
 package main
 
 import (
@@ -46,9 +46,10 @@ func exitCode(err error, errOut io.Writer) int {
 }
 
 // printErrors prints one "error:" line per error, also for the several errors of a multi-Rollout command.
+// Only a join at the top is split: a join wrapped with context is printed whole, context included.
 func printErrors(errOut io.Writer, err error) {
-	var many interface{ Unwrap() []error }
-	if !errors.As(err, &many) {
+	many, ok := err.(interface{ Unwrap() []error })
+	if !ok {
 		fmt.Fprintf(errOut, "error: %v\n", err)
 		return
 	}

@@ -15,13 +15,20 @@ import (
 // deps are what the commands need from outside; tests replace them.
 type deps struct {
 	newAPI func(*genericclioptions.ConfigFlags) (rolloutAPI, error)
-	clock  clock.Clock
+	// newWorkloadAPI connects the workload commands; nil when a test only runs Rollout commands.
+	newWorkloadAPI func(*genericclioptions.ConfigFlags) (workloadAPI, error)
+	clock          clock.Clock
 	// interval is how often a watch looks at the Rollout again.
 	interval time.Duration
 }
 
 func defaultDeps() deps {
-	return deps{newAPI: dynamicAPIFor, clock: clock.RealClock{}, interval: time.Second}
+	return deps{
+		newAPI:         func(f *genericclioptions.ConfigFlags) (rolloutAPI, error) { return dynamicAPIFor(f) },
+		newWorkloadAPI: func(f *genericclioptions.ConfigFlags) (workloadAPI, error) { return dynamicAPIFor(f) },
+		clock:          clock.RealClock{},
+		interval:       time.Second,
+	}
 }
 
 // app is one invocation: its streams, the kubectl connection flags and the dependencies.
@@ -29,12 +36,27 @@ type app struct {
 	deps
 	streams genericiooptions.IOStreams
 	flags   *genericclioptions.ConfigFlags
+	// workloadClient is connected once, on first use.
+	workloadClient workloadAPI
 }
 
 func (a *app) api() (rolloutAPI, error) { return a.newAPI(a.flags) }
 
+// workloads connects the workload commands.
+func (a *app) workloads() (workloadAPI, error) {
+	if a.workloadClient != nil {
+		return a.workloadClient, nil
+	}
+	if a.newWorkloadAPI == nil {
+		return nil, fmt.Errorf("no client for workloads")
+	}
+	api, err := a.newWorkloadAPI(a.flags)
+	a.workloadClient = api
+	return api, err
+}
+
 // dynamicAPIFor connects the way kubectl does: --kubeconfig, --context, -n and the rest.
-func dynamicAPIFor(flags *genericclioptions.ConfigFlags) (rolloutAPI, error) {
+func dynamicAPIFor(flags *genericclioptions.ConfigFlags) (*dynamicAPI, error) {
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading the client configuration: %w", err)
@@ -59,8 +81,9 @@ func newRootCommand(streams genericiooptions.IOStreams, d deps) *cobra.Command {
 	a := &app{deps: d, streams: streams, flags: genericclioptions.NewConfigFlags(true)}
 	root := &cobra.Command{
 		Use:   "kubectl-kruise",
-		Short: "kubectl-kruise controls Rollouts (rollouts.kruise.io) from the command line",
-		Long: `kubectl-kruise controls Rollouts (rollouts.kruise.io) from the command line.
+		Short: "kubectl-kruise controls Rollouts and Kruise workloads from the command line",
+		Long: `kubectl-kruise controls Rollouts (rollouts.kruise.io) and workloads (CloneSets, Advanced StatefulSets and
+DaemonSets, and the native Deployments, StatefulSets and DaemonSets) from the command line.
 
 Run it as "kubectl-kruise" or, on the PATH, as the kubectl plugin "kubectl kruise".`,
 		SilenceErrors: true,
@@ -71,7 +94,9 @@ Run it as "kubectl-kruise" or, on the PATH, as the kubectl plugin "kubectl kruis
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	a.flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(newRolloutCommand(a), newVersionCommand(a), newOptionsCommand(a))
+	root.AddCommand(newRolloutCommand(a), newSetCommand(a), newScaleCommand(a), newScaleDownCommand(a), newDescribeCommand(a),
+		newCreateCommand(a),
+		newVersionCommand(a), newOptionsCommand(a))
 	// Added now rather than at Execute, so they get the same usage template as the rest.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()

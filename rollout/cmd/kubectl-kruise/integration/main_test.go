@@ -25,6 +25,8 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/test/cluster"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 )
 
 // Set by TestMain; empty with -short, which skips these tests.
@@ -63,7 +65,7 @@ func runWithCluster(m *testing.M) int {
 	})
 }
 
-// prepare builds the binary into dir and copies the two CRDs the CLI reads (the other CRDs of the chart
+// prepare builds the binary into dir and copies the CRDs the CLI reads (the other CRDs of the chart
 // would only slow the start).
 func prepare(dir string) (string, error) {
 	root, err := cluster.RepoRoot()
@@ -80,7 +82,9 @@ func prepare(dir string) (string, error) {
 	if err := os.Mkdir(crds, 0o755); err != nil {
 		return "", err
 	}
-	for _, f := range []string{"rollouts.kruise.io_rollouts.yaml", "rollouts.kruise.io_batchreleases.yaml"} {
+	for _, f := range []string{"rollouts.kruise.io_rollouts.yaml", "rollouts.kruise.io_batchreleases.yaml",
+		"apps.kruise.io_clonesets.yaml", "apps.kruise.io_statefulsets.yaml", "apps.kruise.io_daemonsets.yaml",
+		"apps.kruise.io_advancedcronjobs.yaml", "apps.kruise.io_broadcastjobs.yaml", "apps.kruise.io_containerrecreaterequests.yaml"} {
 		data, err := os.ReadFile(filepath.Join(root, "charts/flotilla/crds", f))
 		if err != nil {
 			return "", err
@@ -97,8 +101,10 @@ func testScheme() *runtime.Scheme {
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		panic(err)
 	}
-	if err := rolloutsv1beta1.AddToScheme(s); err != nil {
-		panic(err)
+	for _, add := range []func(*runtime.Scheme) error{rolloutsv1beta1.AddToScheme, kruiseappsv1alpha1.AddToScheme, kruiseappsv1beta1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
 	}
 	return s
 }
