@@ -119,9 +119,13 @@ $(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION):
 	GOBIN=$(ROOT)/bin $(GO) install $(GO_BUILD_FLAGS) github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	touch $@
 
-$(HELM): $(BIN)/.helm-$(HELM_VERSION)
-$(BIN)/.helm-$(HELM_VERSION):
-	GOBIN=$(ROOT)/bin $(GO) install $(GO_BUILD_FLAGS) helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+# Helm's own build stamps its version and the Kubernetes version its client speaks; without them helm reports
+# v1.20 as the cluster version to `helm template` and `helm lint`, which a chart's kubeVersion rejects.
+HELM_LDFLAGS := -s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	$(foreach pkg,helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules,-X $(pkg).k8sVersionMajor=1 -X $(pkg).k8sVersionMinor=37)
+$(HELM): $(BIN)/.helm-$(HELM_VERSION)-k8s1.37
+$(BIN)/.helm-$(HELM_VERSION)-k8s1.37:
+	GOBIN=$(ROOT)/bin $(GO) install -trimpath -ldflags="$(HELM_LDFLAGS)" helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 	touch $@
 
 $(KWOK): $(BIN)/.kwok-$(KWOK_VERSION)
