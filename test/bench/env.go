@@ -90,6 +90,15 @@ func (e *Env) ControllerManagerProc() (Proc, error) {
 // ManagerRequests reads the manager's request counter from its metrics
 // endpoint.
 func (e *Env) ManagerRequests(ctx context.Context) (map[RequestKey]float64, error) {
+	samples, err := e.ManagerSamples(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ClientRequests(samples), nil
+}
+
+// ManagerSamples reads every series of the manager's metrics endpoint.
+func (e *Env) ManagerSamples(ctx context.Context) ([]Sample, error) {
 	if e.Manager == nil {
 		return nil, fmt.Errorf("%s is not running", ManagerName)
 	}
@@ -106,11 +115,7 @@ func (e *Env) ManagerRequests(ctx context.Context) (map[RequestKey]float64, erro
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("reading %s: %s", url, resp.Status)
 	}
-	samples, err := ParseText(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	return ClientRequests(samples), nil
+	return ParseText(resp.Body)
 }
 
 // Phase is what one measured phase cost.

@@ -84,19 +84,29 @@ func benchDeployment(namespace string, i int, replicas int32) *appsv1.Deployment
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					TerminationGracePeriodSeconds: ptr.To[int64](0),
-					Containers: []corev1.Container{{
-						Name: "app", Image: "registry.k8s.io/pause:3.10",
-						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-							corev1.ResourceCPU:    *resource.NewMilliQuantity(10, resource.DecimalSI),
-							corev1.ResourceMemory: *resource.NewQuantity(16<<20, resource.BinarySI),
-						}},
-					}},
-				},
-			},
+			Template: benchPodTemplate(labels),
+		},
+	}
+}
+
+// benchImage is the image of the harness's pods; kwok runs nothing.
+const benchImage = "registry.k8s.io/pause:3.10"
+
+// benchPodTemplate is the harness's one-container pod: small requests,
+// so that node capacity counts pods, and no grace period, so that deleted
+// pods go at once.
+func benchPodTemplate(labels map[string]string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Containers: []corev1.Container{{
+				Name: "app", Image: benchImage,
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU:    *resource.NewMilliQuantity(10, resource.DecimalSI),
+					corev1.ResourceMemory: *resource.NewQuantity(16<<20, resource.BinarySI),
+				}},
+			}},
 		},
 	}
 }

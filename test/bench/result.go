@@ -15,6 +15,7 @@ const (
 	UnitCores        = "cores" // CPU seconds per wall second
 	UnitCount        = "count"
 	UnitNsPerOp      = "ns/op"
+	UnitPerPod       = "per pod"
 )
 
 // Result is what one scenario measured: one object of bench-results.json.

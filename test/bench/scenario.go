@@ -32,6 +32,8 @@ func Scenarios() []Scenario {
 		managerIdle(),
 		deploymentRollout(),
 		canaryTrafficStep(),
+		cloneSetScale(),
+		cloneSetInPlace(),
 		luaEval(),
 		microBenchmarks(),
 	}

@@ -126,6 +126,8 @@ func FormatValue(unit string, v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	case UnitNsPerOp:
 		return formatNanos(v) + "/op"
+	case UnitPerPod:
+		return fmt.Sprintf("%.2f per pod", v)
 	}
 	return strings.TrimSpace(fmt.Sprintf("%g %s", v, unit))
 }

@@ -22,6 +22,7 @@ func TestFormatValue(t *testing.T) {
 		{UnitNsPerOp, 2260, "2.26 µs/op"},
 		{UnitNsPerOp, 3_500_000, "3.50 ms/op"},
 		{UnitNsPerOp, 87, "87 ns/op"},
+		{UnitPerPod, 5.7285, "5.73 per pod"},
 		{"widgets", 3, "3 widgets"},
 	}
 	for _, tt := range tests {
