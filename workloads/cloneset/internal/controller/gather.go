@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -25,12 +26,16 @@ type world struct {
 	pods      []*corev1.Pod // every controlled pod, terminating ones included
 	claims    []*corev1.PersistentVolumeClaim
 	revisions []*appsv1.ControllerRevision
-	// wake is how soon the reconcile wants to look again for a timer of its own (0: none).
+	// wake is how soon the reconcile wants to look again for a timer of its own (0: none); refresh sets it
+	// from several goroutines.
+	mu   sync.Mutex
 	wake time.Duration
 }
 
 // wakeIn asks for a reconcile within d.
 func (w *world) wakeIn(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if d > 0 && (w.wake == 0 || d < w.wake) {
 		w.wake = d
 	}

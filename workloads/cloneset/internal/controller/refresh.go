@@ -10,21 +10,19 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
+	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 )
 
 // refresh moves every pod along what it is already doing: an in-place update the kubelet finished becomes
 // ready again, lifecycle states advance as hooks allow, and a pod preparing deletion is deleted once its
-// hook lets go.
+// hook lets go. Pods are refreshed concurrently (eachPod).
 func (r *Reconciler) refresh(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions) error {
-	for _, p := range w.pods {
+	return eachPod(w.pods, func(p *corev1.Pod) error {
 		if p.DeletionTimestamp != nil {
-			continue
+			return nil
 		}
-		if err := r.refreshPod(ctx, cs, w, revs, p); err != nil {
-			return err
-		}
-	}
-	return nil
+		return r.refreshPod(ctx, cs, w, revs, p)
+	})
 }
 
 func (r *Reconciler) refreshPod(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions, p *corev1.Pod) error {
@@ -44,7 +42,12 @@ func (r *Reconciler) refreshPod(ctx context.Context, cs *kruiseappsv1alpha1.Clon
 func (r *Reconciler) finishInPlace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, p *corev1.Pod) (bool, error) {
 	at := metav1.NewTime(r.Clock.Now())
 	if inplaceupdate.Uninitialized(p) {
-		return true, r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool { return inplaceupdate.SetReady(p, true, at) })
+		// A new pod: initialise KruisePodReady in the same write, sparing the pod readiness controller its own.
+		return true, r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool {
+			set := inplaceupdate.SetReady(p, true, at)
+			initialised := podreadiness.InitCondition(p, at)
+			return set || initialised
+		})
 	}
 	if inplaceupdate.Ready(p) {
 		return true, nil

@@ -19,12 +19,7 @@ import (
 // images and template metadata differ, else by recreating them (the scale step then creates the
 // replacement with the update revision).
 func (r *Reconciler) update(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions, pods []*corev1.Pod) error {
-	for _, p := range pods {
-		if err := r.updatePod(ctx, cs, w, revs, p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return eachPod(pods, func(p *corev1.Pod) error { return r.updatePod(ctx, cs, w, revs, p) })
 }
 
 func (r *Reconciler) updatePod(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions, p *corev1.Pod) error {
