@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flotilla-dev/flotilla/test/cluster"
 )
@@ -62,5 +63,29 @@ var _ = Describe("kubectl-kruise against the manager", Ordered, func() {
 		out, code = kruise(ctx, bin, s.ns, "rollout", "approve", "rollout/app")
 		Expect(code).To(Equal(1), "nothing to approve:\n%s", out)
 		Expect(out).To(ContainSubstring("StepPaused"))
+	})
+
+	It("migrates a Deployment's pods to a CloneSet, one surge at a time, without a pod lost", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 3)
+		s.waitPods(ctx, map[string]int{"v1": 3})
+		out, code := kruise(ctx, bin, s.ns, "migrate", "CloneSet", "--from", "Deployment", "--src-name", appName,
+			"--dst-name", "app-cs", "--create", "--max-surge", "1", "--timeout-seconds", "120")
+		Expect(code).To(Equal(0), "%s", out)
+
+		d, err := kube.AppsV1().Deployments(s.ns).Get(ctx, appName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(*d.Spec.Replicas).To(BeZero())
+		cs, err := dyn.Resource(cloneSets).Namespace(s.ns).Get(ctx, "app-cs", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cs.Object["status"]).To(HaveKeyWithValue("availableReplicas", BeNumerically("==", 3)))
+		Eventually(func() map[string]int { return s.pods(ctx) }).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).
+			Should(Equal(map[string]int{"v1": 3}), "three Ready pods, all the CloneSet's")
+		pods, err := kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + appName})
+		Expect(err).NotTo(HaveOccurred())
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil {
+				Expect(metav1.GetControllerOf(&p).Kind).To(Equal("CloneSet"), "pod %s", p.Name)
+			}
+		}
 	})
 })

@@ -35,6 +35,12 @@ ready pods of the batch's desired count, from the BatchRelease). By default 'rol
 Rollout until the release is done, fails or waits for a person, redrawing the view on a terminal and
 appending one line per change otherwise (CI logs). Use --watch=false to print the status once.
 
+For a workload (cloneset, asts, deployment, statefulset, daemonset) it prints one line per change of the
+workload's own update, as kubectl does, until it is done: the new spec observed by the controller,
+replicas minus partition pods updated and, unless the update is in place (InPlaceIfPossible,
+InPlaceOnly), every pod ready. Advanced DaemonSets are not supported. The exit codes are the same; a
+workload whose update is paused exits 3, and a Deployment past its progress deadline exits 2.
+
 Exit codes:
   0  done: the Rollout is Healthy and the release Completed (or the Rollout is disabled)
   1  error: bad arguments, an API error, or the Rollout does not exist
@@ -50,7 +56,10 @@ Exit codes:
   kubectl-kruise rollout status rollout/demo --timeout 15m --success-on-pause
 
   # Print the status once
-  kubectl-kruise rollout status rollout/demo --watch=false`,
+  kubectl-kruise rollout status rollout/demo --watch=false
+
+  # Watch a CloneSet's update until every pod is updated
+  kubectl-kruise rollout status cloneset/web --timeout 10m`,
 		DisableFlagsInUseLine: true,
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
@@ -69,13 +78,22 @@ Exit codes:
 }
 
 func (a *app) runStatus(ctx context.Context, args []string, o *statusOptions) error {
-	names, err := parseTargets(args)
+	targets, err := parseResources(args)
 	if err != nil {
 		return err
 	}
-	if len(names) != 1 {
-		return fmt.Errorf("rollout status takes a single Rollout, got %d", len(names))
+	switch {
+	case len(targets) != 1 && targets[0].Kind == kindRollout:
+		return fmt.Errorf("rollout status takes a single Rollout, got %d", len(targets))
+	case len(targets) != 1:
+		return fmt.Errorf("rollout status takes a single resource, got %d", len(targets))
+	case targets[0].Kind != kindRollout:
+		return a.runWorkloadStatus(ctx, targets[0], o)
 	}
+	return a.runRolloutStatus(ctx, targets[0].Name, o)
+}
+
+func (a *app) runRolloutStatus(ctx context.Context, name string, o *statusOptions) error {
 	api, err := a.api()
 	if err != nil {
 		return err
@@ -86,7 +104,7 @@ func (a *app) runStatus(ctx context.Context, args []string, o *statusOptions) er
 	var last snapshot
 	code := exitNotDone
 	err = a.poll(ctx, o.watch, func(ctx context.Context) (bool, error) {
-		s, err := a.look(ctx, api, names[0])
+		s, err := a.look(ctx, api, name)
 		if err != nil {
 			return false, err
 		}
@@ -255,4 +273,59 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, d)
+}
+
+// runWorkloadStatus follows a workload's own update, as kubectl's status viewers do: one line each time
+// the progress changes, with the same exit codes as for a Rollout.
+func (a *app) runWorkloadStatus(ctx context.Context, t target, o *statusOptions) error {
+	api, err := a.workloads()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := withTimeout(ctx, o.timeout)
+	defer cancel()
+	var last *workloadProgress
+	code := exitNotDone
+	err = a.poll(ctx, o.watch, func(ctx context.Context) (bool, error) {
+		p, err := a.lookWorkload(ctx, api, t)
+		if err != nil {
+			return false, err
+		}
+		if last == nil || p.Message != last.Message {
+			fmt.Fprintln(a.streams.Out, p.Message)
+		}
+		last = &p
+		var final bool
+		code, final = exitCodeFor(verdict{Outcome: p.Outcome, Reason: p.Message}, o.successOnPause)
+		return final || !o.watch, nil
+	})
+	return finishWorkload(last, code, err)
+}
+
+// lookWorkload reads and judges the workload once; a workload no viewer understands is not retried.
+func (a *app) lookWorkload(ctx context.Context, api workloadAPI, t target) (workloadProgress, error) {
+	obj, err := api.Get(ctx, t.Kind.Resource, t.Name)
+	if err != nil {
+		return workloadProgress{}, err
+	}
+	p, err := workloadStatus(t.Kind, obj)
+	if err != nil {
+		return p, &permanentError{fmt.Errorf("%s: %w", t, err)}
+	}
+	return p, nil
+}
+
+func finishWorkload(last *workloadProgress, code int, err error) error {
+	switch {
+	case err == nil:
+		return withCode(code, nil)
+	case errors.Is(err, context.DeadlineExceeded) && last != nil:
+		return withCode(exitNotDone, fmt.Errorf("timed out waiting for the rollout to finish"))
+	case errors.Is(err, context.DeadlineExceeded):
+		return withCode(exitNotDone, fmt.Errorf("timed out before the workload could be read"))
+	case errors.Is(err, context.Canceled):
+		return withCode(exitInterrupted, fmt.Errorf("interrupted"))
+	default:
+		return err
+	}
 }

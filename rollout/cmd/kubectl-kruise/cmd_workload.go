@@ -23,8 +23,9 @@ func newRestartCommand(a *app) *cobra.Command {
 
 Resource will be rollout restarted: every pod is replaced following the workload's update strategy.
 Deployments, StatefulSets and DaemonSets get the kubectl.kubernetes.io/restartedAt annotation in their
-pod template, as with kubectl. CloneSets, Advanced StatefulSets and Advanced DaemonSets get a RESTARTED_AT
-variable in every container instead: a template annotation would be applied in place and restart nothing.
+pod template, as with kubectl. CloneSets, Advanced StatefulSets and Advanced DaemonSets get the
+kubectl.kruise.io/restartedAt template annotation and a RESTARTED_AT variable in every container: the
+annotation alone would be applied in place and restart nothing.
 A paused Deployment cannot be restarted.`,
 		Example: `  # Restart a deployment
   kubectl-kruise rollout restart deployment/nginx

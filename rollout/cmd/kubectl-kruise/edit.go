@@ -69,18 +69,9 @@ type containerEditor func(c map[string]any) (matched bool, err error)
 // replaces each changed list whole (JSON merge patches cannot address list items), guarded by the
 // resourceVersion. It returns how many containers matched.
 func editContainers(obj *unstructured.Unstructured, fn containerEditor) (edit, int, error) {
-	preview := obj.DeepCopy()
-	lists := map[string]any{}
-	matched := 0
-	for _, field := range containerFields {
-		n, changed, err := editList(preview, field, fn)
-		if err != nil {
-			return edit{}, 0, err
-		}
-		matched += n
-		if changed != nil {
-			lists[field] = changed
-		}
+	preview, lists, matched, err := changedContainerLists(obj, fn)
+	if err != nil {
+		return edit{}, 0, err
 	}
 	if len(lists) == 0 {
 		return edit{Preview: preview}, matched, nil
@@ -88,6 +79,24 @@ func editContainers(obj *unstructured.Unstructured, fn containerEditor) (edit, i
 	patch := withResourceVersion(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": lists}}}, obj)
 	e, err := mergeEdit(patch, preview)
 	return e, matched, err
+}
+
+// changedContainerLists edits a copy of obj with fn and returns it, with the container lists that changed.
+func changedContainerLists(obj *unstructured.Unstructured, fn containerEditor) (*unstructured.Unstructured, map[string]any, int, error) {
+	preview := obj.DeepCopy()
+	lists := map[string]any{}
+	matched := 0
+	for _, field := range containerFields {
+		n, changed, err := editList(preview, field, fn)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		matched += n
+		if changed != nil {
+			lists[field] = changed
+		}
+	}
+	return preview, lists, matched, nil
 }
 
 // editList edits one container list of preview in place; it returns the list when it changed.

@@ -16,7 +16,7 @@ func TestHelpGolden(t *testing.T) {
 	commands := [][]string{
 		{}, {"rollout"}, {"rollout", "approve"}, {"rollout", "pause"}, {"rollout", "resume"},
 		{"rollout", "status"}, {"rollout", "restart"}, {"rollout", "history"}, {"rollout", "undo"}, {"rollout", "rollback"},
-		{"set"}, {"set", "image"}, {"set", "env"}, {"set", "resources"}, {"scale"}, {"scaledown"},
+		{"set"}, {"set", "image"}, {"set", "env"}, {"set", "resources"}, {"scale"}, {"scaledown"}, {"migrate"},
 		{"describe"}, {"describe", "rollout"}, {"create"}, {"create", "job"}, {"create", "broadcastJob"}, {"create", "ContainerRecreateRequest"},
 		{"version"}, {"options"}, {"completion"},
 	}

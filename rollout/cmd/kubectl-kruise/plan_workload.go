@@ -12,7 +12,9 @@ import (
 const (
 	// restartedAtAnnotation is the template annotation kubectl sets to restart native workloads.
 	restartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
-	// restartedAtEnv is the variable upstream kubectl-kruise sets in every container of a kruise workload:
+	// kruiseRestartedAtAnnotation is the template annotation upstream kubectl-kruise sets on kruise kinds.
+	kruiseRestartedAtAnnotation = "kubectl.kruise.io/restartedAt"
+	// restartedAtEnv is the variable newer upstream plugins set in every container of a kruise workload:
 	// an environment change cannot be applied in place, so each pod is recreated.
 	restartedAtEnv = "RESTARTED_AT"
 )
@@ -43,18 +45,16 @@ func planWorkloadPause(k *workloadKind, obj *unstructured.Unstructured, paused b
 	return mergeEdit(nested(k.PausePath, paused), preview)
 }
 
-// planRestart makes a workload replace its pods: the restartedAt template annotation for native kinds,
-// the RESTARTED_AT variable in every container for kruise kinds.
+// planRestart makes a workload replace its pods: the restartedAt template annotation for native kinds;
+// for kruise kinds both the kubectl.kruise.io/restartedAt annotation (what older tools look for) and the
+// RESTARTED_AT variable in every container (what makes in-place workloads recreate their pods).
 func planRestart(k *workloadKind, obj *unstructured.Unstructured, now time.Time) (edit, error) {
 	stamp := now.Format(time.RFC3339)
 	switch k.Restart {
 	case restartAnnotation:
 		return planRestartAnnotation(k, obj, stamp)
 	case restartEnv:
-		e, _, err := editContainers(obj, func(c map[string]any) (bool, error) {
-			return true, setContainerEnv(c, []corev1.EnvVar{{Name: restartedAtEnv, Value: stamp}}, nil)
-		})
-		return e, err
+		return planRestartEnv(obj, stamp)
 	default:
 		return edit{}, fmt.Errorf("restarting is not supported")
 	}
@@ -70,4 +70,23 @@ func planRestartAnnotation(k *workloadKind, obj *unstructured.Unstructured, stam
 		return edit{}, fmt.Errorf("setting the %s annotation: %w", restartedAtAnnotation, err)
 	}
 	return mergeEdit(nested(path, stamp), preview)
+}
+
+func planRestartEnv(obj *unstructured.Unstructured, stamp string) (edit, error) {
+	preview, lists, _, err := changedContainerLists(obj, func(c map[string]any) (bool, error) {
+		return true, setContainerEnv(c, []corev1.EnvVar{{Name: restartedAtEnv, Value: stamp}}, nil)
+	})
+	if err != nil {
+		return edit{}, err
+	}
+	path := []string{"spec", "template", "metadata", "annotations", kruiseRestartedAtAnnotation}
+	if err := unstructured.SetNestedField(preview.Object, stamp, path...); err != nil {
+		return edit{}, fmt.Errorf("setting the %s annotation: %w", kruiseRestartedAtAnnotation, err)
+	}
+	template := map[string]any{"metadata": map[string]any{"annotations": map[string]any{kruiseRestartedAtAnnotation: stamp}}}
+	if len(lists) > 0 {
+		template["spec"] = lists
+	}
+	patch := withResourceVersion(map[string]any{"spec": map[string]any{"template": template}}, obj)
+	return mergeEdit(patch, preview)
 }

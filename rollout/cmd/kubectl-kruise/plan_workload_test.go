@@ -84,8 +84,16 @@ func TestPlanRestart(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("env (-want +got):\n%s", diff)
 		}
-		if !strings.HasPrefix(string(e.Patch), `{"metadata":{"resourceVersion":"7"},"spec":{"template":{"spec":{"containers":[`) {
+		wantPrefix := `{"metadata":{"resourceVersion":"7"},"spec":{"template":{"metadata":{"annotations":{"kubectl.kruise.io/restartedAt":"` +
+			stamp + `"}},"spec":{"containers":[`
+		if !strings.HasPrefix(string(e.Patch), wantPrefix) {
 			t.Errorf("patch = %s", e.Patch)
+		}
+		if at := e.Preview.GetAnnotations(); at != nil {
+			t.Errorf("object annotations changed: %v", at)
+		}
+		if at, _, _ := unstructured.NestedString(e.Preview.Object, "spec", "template", "metadata", "annotations", kruiseRestartedAtAnnotation); at != stamp {
+			t.Errorf("preview template annotation = %q", at)
 		}
 	})
 	t.Run("a second restart replaces the variable", func(t *testing.T) {

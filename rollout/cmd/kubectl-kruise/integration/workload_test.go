@@ -66,6 +66,9 @@ func TestRestart(t *testing.T) {
 			t.Errorf("container %s env = %v, want RESTARTED_AT set to now", c.Name, c.Env)
 		}
 	}
+	if at := get(t, cs).Spec.Template.Annotations["kubectl.kruise.io/restartedAt"]; !isRecent(at) {
+		t.Errorf("cloneset restartedAt annotation = %q", at)
+	}
 	if got := envOf(spec, "web"); len(got) != 2 || got[0] != (corev1.EnvVar{Name: "A", Value: "1"}) {
 		t.Errorf("web env = %v, want A kept", got)
 	}
