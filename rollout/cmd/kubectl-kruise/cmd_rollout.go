@@ -189,17 +189,10 @@ func (a *app) runPause(ctx context.Context, args []string, paused bool, pf *gene
 	if paused {
 		done = "paused"
 	}
-	var errs []error
-	for _, t := range targets {
+	return eachWrite(a, pf, dryRunNone, targets, func(t target) (runtime.Object, string, error) {
 		obj, err := a.pauseTarget(ctx, t, paused)
-		if err == nil {
-			err = a.printAs(pf, obj, done, dryRunNone)
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+		return obj, done, err
+	})
 }
 
 // pauseTarget pauses or resumes one Rollout or workload.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/util/retry"
 )
@@ -67,17 +68,10 @@ func (a *app) runScale(ctx context.Context, args []string, o *scaleOptions) erro
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, t := range targets {
+	return eachWrite(a, o.pf, dry, targets, func(t target) (runtime.Object, string, error) {
 		obj, err := scaleOne(ctx, api, t, o, dry)
-		if err == nil {
-			err = a.printAs(o.pf, obj, "scaled", dry)
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+		return obj, "scaled", err
+	})
 }
 
 // scaleOne writes the scale subresource; a precondition is checked on the scale as read and kept true by

@@ -64,17 +64,13 @@ func (a *app) editTargets(ctx context.Context, targets []target, pf *genericclio
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, t := range targets {
+	return eachWrite(a, pf, dry, targets, func(t target) (runtime.Object, string, error) {
 		obj, changed, err := applyTo(ctx, api, t, dry, plan(t))
-		if err == nil && changed {
-			err = a.printAs(pf, obj, done, dry)
+		if !changed {
+			return obj, "", err
 		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+		return obj, done, err
+	})
 }
 
 type historyOptions struct {
@@ -300,17 +296,9 @@ func (a *app) runUndo(ctx context.Context, args []string, o *undoOptions) error 
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, t := range targets {
-		obj, result, err := undoOne(ctx, api, t, o.toRevision, dry)
-		if err == nil {
-			err = a.printAs(o.pf, obj, result, dry)
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return eachWrite(a, o.pf, dry, targets, func(t target) (runtime.Object, string, error) {
+		return undoOne(ctx, api, t, o.toRevision, dry)
+	})
 }
 
 // undoOne rolls one workload back, planning again if it changed between the read and the write.
@@ -393,17 +381,9 @@ func (a *app) runStepJumps(ctx context.Context, args []string, pf *genericcliopt
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, name := range names {
-		obj, result, err := stepJumpOne(ctx, api, name, step)
-		if err == nil {
-			err = a.printAs(pf, obj, result, dryRunNone)
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return eachWrite(a, pf, dryRunNone, names, func(name string) (runtime.Object, string, error) {
+		return stepJumpOne(ctx, api, name, step)
+	})
 }
 
 func stepJumpOne(ctx context.Context, api rolloutAPI, name string, step int32) (runtime.Object, string, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -95,4 +96,21 @@ func applyTo(ctx context.Context, api workloadAPI, t target, dry dryRunMode, pla
 		return err
 	})
 	return out, changed, err
+}
+
+// eachWrite runs write for every item, prints what each wrote with its verb ("" prints nothing, as for a
+// write that changed nothing), and joins the errors, so that one bad target does not hide the others.
+func eachWrite[T any](a *app, pf *genericclioptions.PrintFlags, dry dryRunMode, items []T,
+	write func(T) (runtime.Object, string, error)) error {
+	var errs []error
+	for _, it := range items {
+		obj, verb, err := write(it)
+		if err == nil && verb != "" {
+			err = a.printAs(pf, obj, verb, dry)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
