@@ -437,6 +437,19 @@ func (o *hookOperator) handle(ctx context.Context, ns string, p *corev1.Pod) {
 	}
 }
 
+// settled reports whether the operator's latest look at every pod found it in the Normal state: it looks
+// every 50 ms, so it may not have seen the last transition yet when the test has.
+func (o *hookOperator) settled(pods []corev1.Pod) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, p := range pods {
+		if s := o.seen[p.Name]; len(s) == 0 || s[len(s)-1] != "Normal" {
+			return false
+		}
+	}
+	return true
+}
+
 func (o *hookOperator) states() map[string][]string {
 	o.stop()
 	<-o.done
@@ -468,6 +481,8 @@ var _ = Describe("CloneSet lifecycle hooks", func() {
 			}
 			return st.UpdatedAvail == 3 && st.ObservedGeneration == st.Generation && normal == 3
 		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(BeTrue(), "every pod updated and back to Normal")
+		Eventually(func() bool { return op.settled(activePods(ctx, ns)) }).WithContext(ctx).WithTimeout(10*time.Second).
+			WithPolling(poll).Should(BeTrue(), "the operator seeing every pod Normal again")
 		seen := op.states()
 		for i, p := range activePods(ctx, ns) {
 			Expect(p.UID).To(Equal(before[i].UID))
