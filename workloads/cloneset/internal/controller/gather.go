@@ -62,6 +62,11 @@ func (r *Reconciler) gather(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	w.pods = controlled(cs, pods.Items)
+	adopted, err := r.adopt(ctx, cs, pods.Items)
+	if err != nil {
+		return nil, err
+	}
+	w.pods = append(w.pods, adopted...)
 	claims := &corev1.PersistentVolumeClaimList{}
 	if err := r.Client.List(ctx, claims, client.InNamespace(cs.Namespace), client.HasLabels{kruiseappsv1alpha1.CloneSetInstanceID}); err != nil {
 		return nil, fmt.Errorf("list claims: %w", err)

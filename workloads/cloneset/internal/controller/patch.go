@@ -61,7 +61,7 @@ func (r *Reconciler) tryPatch(ctx context.Context, cs *kruiseappsv1alpha1.CloneS
 
 // sameExceptStatus reports whether only the pod's status changed between a and b.
 func sameExceptStatus(a, b *corev1.Pod) bool {
-	return a.UID == b.UID && equality.Semantic.DeepEqual(a.Labels, b.Labels) &&
+	return a.UID == b.UID && equality.Semantic.DeepEqual(a.Labels, b.Labels) && equality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences) &&
 		equality.Semantic.DeepEqual(a.Annotations, b.Annotations) && equality.Semantic.DeepEqual(a.Finalizers, b.Finalizers) &&
 		equality.Semantic.DeepEqual(a.DeletionTimestamp, b.DeletionTimestamp) && equality.Semantic.DeepEqual(a.Spec, b.Spec)
 }

@@ -181,3 +181,32 @@ func TestPreDownloadJobsForInPlaceUpdate(t *testing.T) {
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
 }
+
+func TestAdoptsOrphanPods(t *testing.T) {
+	c := startController(t)
+	ns := newNamespace(t, c)
+	orphan := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "left-behind", Labels: map[string]string{"app": "adopter"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "nginx:1"}}},
+	}
+	create(t, c, orphan)
+	cs := newCloneSet(ns, "adopter", 1, "nginx:1", func(cs *kruiseappsv1alpha1.CloneSet) {
+		cs.Spec.UpdateStrategy.Paused = true // keep the adopted pod as it is
+	})
+	create(t, c, cs)
+	eventually(t, "the orphan adopted", func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(orphan), orphan)
+		ref := metav1.GetControllerOf(orphan)
+		return ref != nil && ref.UID == cs.UID, err
+	})
+	eventually(t, "the status counting it", func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(cs), cs)
+		return cs.Status.ObservedGeneration == cs.Generation && cs.Status.Replicas == 1, err
+	})
+	if ps, err := pods(t.Context(), c, cs); err != nil || len(ps) != 1 || ps[0].Name != orphan.Name {
+		t.Fatalf("pods = %v, %v; want only the adopted one", identities(ps), err)
+	}
+	if n := len(eventReasons(t, c, cs)["SuccessfulAdopt"]); n != 1 {
+		t.Fatalf("%d SuccessfulAdopt events, want 1", n)
+	}
+}
