@@ -229,11 +229,23 @@ func deleteCloneSet(dyn dynamic.Interface, namespace, name string) func(context.
 	}
 }
 
-// setUpWorkloadNamespace creates the namespace and waits for its default
-// ServiceAccount, without which pods are refused.
-func setUpWorkloadNamespace(ctx context.Context, env *Env, namespace string) error {
-	if err := ensureNamespace(ctx, env.Kube, namespace); err != nil {
-		return err
+// startCloneSetScenario readies what both CloneSet scenarios need: the namespace with its default
+// ServiceAccount (without which pods are refused), the manager, a dynamic client and
+// kube-controller-manager's process for its figures.
+func startCloneSetScenario(ctx context.Context, env *Env, namespace string) (dynamic.Interface, Proc, error) {
+	dyn, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
+		return nil, Proc{}, fmt.Errorf("creating a dynamic client: %w", err)
 	}
-	return waitServiceAccount(ctx, env.Kube, namespace)
+	if err := ensureNamespace(ctx, env.Kube, namespace); err != nil {
+		return nil, Proc{}, err
+	}
+	if err := waitServiceAccount(ctx, env.Kube, namespace); err != nil {
+		return nil, Proc{}, err
+	}
+	if err := env.StartManager(ctx); err != nil {
+		return nil, Proc{}, err
+	}
+	kcm, err := env.ControllerManagerProc()
+	return dyn, kcm, err
 }

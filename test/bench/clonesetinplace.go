@@ -58,17 +58,7 @@ func cloneSetInPlace() Scenario {
 
 func runCloneSetInPlace(ctx context.Context, env *Env, res *Result) error {
 	res.Cluster.Objects = map[string]int{"clonesets": len(updateKinds), "pods": 3 * clonesetReplicas}
-	dyn, err := dynamic.NewForConfig(env.Config)
-	if err != nil {
-		return fmt.Errorf("creating a dynamic client: %w", err)
-	}
-	if err := setUpWorkloadNamespace(ctx, env, inPlaceNamespace); err != nil {
-		return err
-	}
-	if err := env.StartManager(ctx); err != nil {
-		return err
-	}
-	kcm, err := env.ControllerManagerProc()
+	dyn, kcm, err := startCloneSetScenario(ctx, env, inPlaceNamespace)
 	if err != nil {
 		return err
 	}

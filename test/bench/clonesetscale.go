@@ -66,17 +66,7 @@ func cloneSetScale() Scenario {
 func runCloneSetScale(ctx context.Context, env *Env, res *Result) error {
 	// The warm-up's ReplicaSet included.
 	res.Cluster.Objects = map[string]int{"clonesets": 2, "replicasets": 3, "pods": (len(scaleOrder) + 1) * clonesetReplicas}
-	dyn, err := dynamic.NewForConfig(env.Config)
-	if err != nil {
-		return fmt.Errorf("creating a dynamic client: %w", err)
-	}
-	if err := setUpWorkloadNamespace(ctx, env, scaleNamespace); err != nil {
-		return err
-	}
-	if err := env.StartManager(ctx); err != nil {
-		return err
-	}
-	kcm, err := env.ControllerManagerProc()
+	dyn, kcm, err := startCloneSetScenario(ctx, env, scaleNamespace)
 	if err != nil {
 		return err
 	}
