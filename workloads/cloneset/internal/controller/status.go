@@ -45,12 +45,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, cs *kruiseappsv1alpha1.Clo
 // recordDeadline sends a Warning event when the CloneSet's update has just run past its progress deadline.
 func (r *Reconciler) recordDeadline(cs *kruiseappsv1alpha1.CloneSet, next *kruiseappsv1alpha1.CloneSetStatus) {
 	exceeded := func(s *kruiseappsv1alpha1.CloneSetStatus) *kruiseappsv1alpha1.CloneSetCondition {
-		for i, c := range s.Conditions {
-			if c.Type == kruiseappsv1alpha1.CloneSetConditionTypeProgressing && c.Reason == string(kruiseappsv1alpha1.CloneSetProgressDeadlineExceeded) {
-				return &s.Conditions[i]
-			}
+		c := plan.Condition(s, kruiseappsv1alpha1.CloneSetConditionTypeProgressing)
+		if c == nil || c.Reason != string(kruiseappsv1alpha1.CloneSetProgressDeadlineExceeded) {
+			return nil
 		}
-		return nil
+		return c
 	}
 	if c, old := exceeded(next), exceeded(&cs.Status); c != nil && (old == nil || old.Message != c.Message) {
 		r.Recorder.Eventf(cs, nil, corev1.EventTypeWarning, c.Reason, "Update", "%s", c.Message)
@@ -137,21 +136,17 @@ func splitFailure(err error) (scaleErr, updateErr error) {
 	return nil, err
 }
 
-// setFailure sets condition t True with the error's message, or removes it when err is nil.
+// setFailure sets condition t True with the error's message, or removes it when err is nil. The same failure
+// again keeps its times.
 func setFailure(s *kruiseappsv1alpha1.CloneSetStatus, t kruiseappsv1alpha1.CloneSetConditionType, err error, now time.Time) {
-	var kept []kruiseappsv1alpha1.CloneSetCondition
-	for _, c := range s.Conditions {
-		if c.Type == t && err != nil && c.Message == err.Error() {
-			return
-		}
-		if c.Type != t {
-			kept = append(kept, c)
-		}
+	if err == nil {
+		plan.RemoveCondition(s, t)
+		return
 	}
-	if err != nil {
-		at := metav1.NewTime(now)
-		kept = append(kept, kruiseappsv1alpha1.CloneSetCondition{Type: t, Status: corev1.ConditionTrue,
-			LastUpdateTime: at, LastTransitionTime: at, Message: err.Error()})
+	if c := plan.Condition(s, t); c != nil && c.Message == err.Error() {
+		return
 	}
-	s.Conditions = kept
+	at := metav1.NewTime(now)
+	plan.SetCondition(s, kruiseappsv1alpha1.CloneSetCondition{Type: t, Status: corev1.ConditionTrue,
+		LastUpdateTime: at, LastTransitionTime: at, Message: err.Error()})
 }

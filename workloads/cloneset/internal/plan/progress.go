@@ -28,12 +28,12 @@ const (
 func Progress(cs *kruiseappsv1alpha1.CloneSet, status *kruiseappsv1alpha1.CloneSetStatus, now time.Time) time.Duration {
 	pds := cs.Spec.ProgressDeadlineSeconds
 	if pds == nil || *pds == math.MaxInt32 {
-		removeCondition(status, kruiseappsv1alpha1.CloneSetConditionTypeProgressing)
+		RemoveCondition(status, kruiseappsv1alpha1.CloneSetConditionTypeProgressing)
 		return 0
 	}
-	prev := condition(status, kruiseappsv1alpha1.CloneSetConditionTypeProgressing)
+	prev := Condition(status, kruiseappsv1alpha1.CloneSetConditionTypeProgressing)
 	next, requeue := progressing(cs, status, prev, time.Duration(*pds)*time.Second, now)
-	setCondition(status, next)
+	SetCondition(status, next)
 	return requeue
 }
 
@@ -84,31 +84,4 @@ func transition(prev *kruiseappsv1alpha1.CloneSetCondition, status corev1.Condit
 		c.LastTransitionTime = prev.LastTransitionTime
 	}
 	return c
-}
-
-func condition(s *kruiseappsv1alpha1.CloneSetStatus, t kruiseappsv1alpha1.CloneSetConditionType) *kruiseappsv1alpha1.CloneSetCondition {
-	for i := range s.Conditions {
-		if s.Conditions[i].Type == t {
-			return &s.Conditions[i]
-		}
-	}
-	return nil
-}
-
-func setCondition(s *kruiseappsv1alpha1.CloneSetStatus, c kruiseappsv1alpha1.CloneSetCondition) {
-	if prev := condition(s, c.Type); prev != nil {
-		*prev = c
-		return
-	}
-	s.Conditions = append(s.Conditions, c)
-}
-
-func removeCondition(s *kruiseappsv1alpha1.CloneSetStatus, t kruiseappsv1alpha1.CloneSetConditionType) {
-	kept := s.Conditions[:0:0]
-	for _, c := range s.Conditions {
-		if c.Type != t {
-			kept = append(kept, c)
-		}
-	}
-	s.Conditions = kept
 }

@@ -80,10 +80,10 @@ func TestProgress(t *testing.T) {
 			if requeue != tc.requeue {
 				t.Errorf("requeue = %v, want %v", requeue, tc.requeue)
 			}
-			if diff := cmp.Diff(tc.want, condition(&status, kruiseappsv1alpha1.CloneSetConditionTypeProgressing)); diff != "" {
+			if diff := cmp.Diff(tc.want, Condition(&status, kruiseappsv1alpha1.CloneSetConditionTypeProgressing)); diff != "" {
 				t.Errorf("Progressing (-want +got):\n%s", diff)
 			}
-			if c := condition(&status, kruiseappsv1alpha1.CloneSetConditionFailedScale); c == nil || *c != failed {
+			if c := Condition(&status, kruiseappsv1alpha1.CloneSetConditionFailedScale); c == nil || *c != failed {
 				t.Errorf("other conditions must stay: %v", status.Conditions)
 			}
 		})
