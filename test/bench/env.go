@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -50,6 +52,8 @@ func (e *Env) Logf(format string, args ...any) {
 
 // StartManager starts flotilla-manager against the cluster and waits
 // until it is ready; the runner stops it after the scenario.
+// FLOTILLA_BENCH_MANAGER_ARGS adds flags to every scenario's manager, e.g. --pprof-addr=127.0.0.1:8090 to
+// profile it while a scenario runs.
 func (e *Env) StartManager(ctx context.Context, extraArgs ...string) error {
 	if e.Cluster == nil {
 		return fmt.Errorf("scenario has no cluster to run the manager on")
@@ -60,7 +64,7 @@ func (e *Env) StartManager(ctx context.Context, extraArgs ...string) error {
 	}
 	m, err := framework.StartManager(ctx, framework.ManagerConfig{
 		RestConfig: e.Cluster.Config(), KubeconfigPath: e.Cluster.KubeconfigPath(),
-		WorkDir: e.WorkDir, Binary: bin, ExtraArgs: extraArgs,
+		WorkDir: e.WorkDir, Binary: bin, ExtraArgs: append(extraArgs, strings.Fields(os.Getenv("FLOTILLA_BENCH_MANAGER_ARGS"))...),
 	})
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", ManagerName, err)

@@ -6,6 +6,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -63,6 +64,9 @@ type Reconciler struct {
 // SetupWithManager registers the controller: it watches CloneSets and the pods and claims they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr)
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podControllerIndex, podController); err != nil {
+		return fmt.Errorf("indexing pods by controller: %w", err)
+	}
 	workers := r.Workers
 	if workers <= 0 {
 		workers = 3

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -27,12 +28,15 @@ import (
 const podTemplateHashLabel = appsv1.DefaultDeploymentUniqueLabelKey
 
 // createPods creates the planned pods in slow-start batches (1, 2, 4, ...), so that a failing create
-// (quota, admission) costs one call instead of hundreds; each pod's claims are created first.
+// (quota, admission) costs one call instead of hundreds; each pod's claims are created first. Each created
+// pod is then settled (settleNew) beside the next batches, and createPods returns once all are.
 func (r *Reconciler) createPods(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions, creations []plan.Creation) error {
 	pods := r.newPods(cs, w, revs, creations)
+	settling := newSettler(r, cs)
+	defer settling.wait()
 	for batch := 1; len(pods) > 0; batch *= 2 {
 		n := min(batch, len(pods))
-		if err := r.createBatch(ctx, cs, pods[:n]); err != nil {
+		if err := r.createBatch(ctx, cs, pods[:n], settling); err != nil {
 			return err
 		}
 		pods = pods[n:]
@@ -40,11 +44,15 @@ func (r *Reconciler) createPods(ctx context.Context, cs *kruiseappsv1alpha1.Clon
 	return nil
 }
 
-func (r *Reconciler) createBatch(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, pods []*corev1.Pod) error {
+func (r *Reconciler) createBatch(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, pods []*corev1.Pod, settling *settler) error {
 	errs := make([]error, len(pods))
 	var wg sync.WaitGroup
 	for i, p := range pods {
-		wg.Go(func() { errs[i] = r.createPod(ctx, cs, p) })
+		wg.Go(func() {
+			if errs[i] = r.createPod(ctx, cs, p); errs[i] == nil {
+				settling.start(ctx, p)
+			}
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -64,6 +72,50 @@ func (r *Reconciler) createPod(ctx context.Context, cs *kruiseappsv1alpha1.Clone
 	r.expectations.Created(key, p.Name)
 	r.Recorder.Eventf(cs, p, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "succeed to create pod %s", p.Name)
 	return nil
+}
+
+// settler settles pods just created. It is as parallel as the creates that feed it: a pod's settling
+// writes must not queue behind the next batches' creates, or the kubelet starts the pods first.
+type settler struct {
+	r  *Reconciler
+	cs *kruiseappsv1alpha1.CloneSet
+	wg sync.WaitGroup
+}
+
+func newSettler(r *Reconciler, cs *kruiseappsv1alpha1.CloneSet) *settler {
+	return &settler{r: r, cs: cs}
+}
+
+func (s *settler) start(ctx context.Context, p *corev1.Pod) {
+	s.wg.Go(func() {
+		if err := s.r.settleNew(ctx, s.cs, p); err != nil {
+			logf.FromContext(ctx).V(1).Info("A new pod is left to the next pass", "pod", p.Name, "error", err)
+		}
+	})
+}
+
+func (s *settler) wait() { s.wg.Wait() }
+
+// settleNew does for a pod just created what the next pass's refresh would: the readiness gates'
+// conditions, then the lifecycle state. Written before the kubelet starts the pod, the conditions let it
+// report Ready in its first status instead of a second one after this write; and the pass after a large
+// scale-up has no thousand pods left to settle. Whatever fails here, refresh does again.
+func (r *Reconciler) settleNew(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod) error {
+	if err := r.initReadiness(ctx, cs, p); err != nil {
+		return err
+	}
+	return r.applyDecision(ctx, cs, p, decide(cs, p, lifecycle.IntentSettle))
+}
+
+// initReadiness sets the conditions of both readiness gates of a new pod in one write, sparing the pod
+// readiness controller its own.
+func (r *Reconciler) initReadiness(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod) error {
+	at := metav1.NewTime(r.Clock.Now())
+	return r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool {
+		set := inplaceupdate.SetReady(p, true, at)
+		initialised := podreadiness.InitCondition(p, at)
+		return set || initialised
+	})
 }
 
 // newPods builds the planned pods; a creation without an id gets a fresh one no pod or claim uses.

@@ -22,8 +22,10 @@ import (
 
 // world is what one reconcile reads about a CloneSet: the pods, claims and revisions it controls.
 type world struct {
-	selector  labels.Selector
-	pods      []*corev1.Pod // every controlled pod, terminating ones included
+	selector labels.Selector
+	// pods are every controlled pod, terminating ones included. They share their maps and slices with the
+	// informer's cache: never change one in place; change a copy and assign it (patchPod does).
+	pods      []*corev1.Pod
 	claims    []*corev1.PersistentVolumeClaim
 	revisions []*appsv1.ControllerRevision
 	// wake is how soon the reconcile wants to look again for a timer of its own (0: none); refresh sets it
@@ -56,24 +58,18 @@ func selectorOf(cs *kruiseappsv1alpha1.CloneSet) (labels.Selector, error) {
 
 func (r *Reconciler) gather(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, sel labels.Selector) (*world, error) {
 	w := &world{selector: sel}
-	in := []client.ListOption{client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel}}
-	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, in...); err != nil {
-		return nil, fmt.Errorf("list pods: %w", err)
-	}
-	w.pods = controlled(cs, pods.Items)
-	adopted, err := r.adopt(ctx, cs, pods.Items)
+	pods, err := r.claimPods(ctx, cs, sel)
 	if err != nil {
 		return nil, err
 	}
-	w.pods = append(w.pods, adopted...)
+	w.pods = pods
 	claims := &corev1.PersistentVolumeClaimList{}
 	if err := r.Client.List(ctx, claims, client.InNamespace(cs.Namespace), client.HasLabels{kruiseappsv1alpha1.CloneSetInstanceID}); err != nil {
 		return nil, fmt.Errorf("list claims: %w", err)
 	}
 	w.claims = controlled(cs, claims.Items)
 	revs := &appsv1.ControllerRevisionList{}
-	if err := r.Client.List(ctx, revs, in...); err != nil {
+	if err := r.Client.List(ctx, revs, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return nil, fmt.Errorf("list revisions: %w", err)
 	}
 	w.revisions = controlled(cs, revs.Items)

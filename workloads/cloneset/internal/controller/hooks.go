@@ -29,6 +29,9 @@ func (r *Reconciler) applyDecision(ctx context.Context, cs *kruiseappsv1alpha1.C
 	if err := r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool { return lifecycle.ApplyReadiness(p, d, now) }); err != nil {
 		return err
 	}
+	if cs.Spec.Lifecycle == nil {
+		return r.patchStateTested(ctx, cs, p, d.State)
+	}
 	return r.patchPod(ctx, cs, p, func(p *corev1.Pod) bool { return lifecycle.SetState(p, d.State, now) })
 }
 

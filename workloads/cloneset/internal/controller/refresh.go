@@ -10,7 +10,6 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
-	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 )
 
 // refresh moves every pod along what it is already doing: an in-place update the kubelet finished becomes
@@ -42,12 +41,8 @@ func (r *Reconciler) refreshPod(ctx context.Context, cs *kruiseappsv1alpha1.Clon
 func (r *Reconciler) finishInPlace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, p *corev1.Pod) (bool, error) {
 	at := metav1.NewTime(r.Clock.Now())
 	if inplaceupdate.Uninitialized(p) {
-		// A new pod: initialise KruisePodReady in the same write, sparing the pod readiness controller its own.
-		return true, r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool {
-			set := inplaceupdate.SetReady(p, true, at)
-			initialised := podreadiness.InitCondition(p, at)
-			return set || initialised
-		})
+		// A pod whose creation-time write failed, or created before this controller ran.
+		return true, r.initReadiness(ctx, cs, p)
 	}
 	if inplaceupdate.Ready(p) {
 		return true, nil

@@ -210,3 +210,30 @@ func TestAdoptsOrphanPods(t *testing.T) {
 		t.Fatalf("%d SuccessfulAdopt events, want 1", n)
 	}
 }
+
+func TestReleasesPodsTheSelectorNoLongerMatches(t *testing.T) {
+	c := startController(t)
+	ns := newNamespace(t, c)
+	cs := newCloneSet(ns, "releaser", 2, "nginx:1")
+	create(t, c, cs)
+	ps := settled(t, c, cs, 2)
+	moved := ps[0].DeepCopy()
+	moved.Labels["app"] = "elsewhere"
+	if err := c.Update(t.Context(), moved); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the relabelled pod released", func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(moved), moved)
+		return metav1.GetControllerOf(moved) == nil, err
+	})
+	after := settled(t, c, cs, 2)
+	if _, still := identities(after)[moved.Name]; still {
+		t.Fatalf("pods = %v: the released pod %s is still counted", identities(after), moved.Name)
+	}
+	if moved.DeletionTimestamp != nil {
+		t.Fatalf("the released pod %s is being deleted; it should keep running", moved.Name)
+	}
+	if n := len(eventReasons(t, c, cs)["SuccessfulRelease"]); n != 1 {
+		t.Fatalf("%d SuccessfulRelease events, want 1", n)
+	}
+}
