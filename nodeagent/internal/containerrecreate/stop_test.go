@@ -1,0 +1,80 @@
+package containerrecreate
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+func TestGraceSeconds(t *testing.T) {
+	pod := func(g *int64) *corev1.Pod { return &corev1.Pod{Spec: corev1.PodSpec{TerminationGracePeriodSeconds: g}} }
+	cases := []struct {
+		name     string
+		strategy *int64
+		pod      *corev1.Pod
+		want     int64
+	}{
+		{name: "the request's", strategy: ptr.To[int64](5), pod: pod(ptr.To[int64](60)), want: 5},
+		{name: "zero from the request", strategy: ptr.To[int64](0), pod: pod(ptr.To[int64](60)), want: 0},
+		{name: "the pod's", pod: pod(ptr.To[int64](60)), want: 60},
+		{name: "the default", pod: pod(nil), want: defaultGraceSeconds},
+	}
+	for _, tc := range cases {
+		c := request(func(c *crr) { c.Spec.Strategy.TerminationGracePeriodSeconds = tc.strategy })
+		if got := graceSeconds(c, tc.pod); got != tc.want {
+			t.Errorf("%s: graceSeconds = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestRemainingGrace(t *testing.T) {
+	cases := []struct {
+		grace   int64
+		elapsed time.Duration
+		want    int64
+	}{
+		{grace: 0, elapsed: 0, want: 0},
+		{grace: 30, elapsed: 0, want: 30},
+		{grace: 30, elapsed: 10500 * time.Millisecond, want: 20},
+		{grace: 30, elapsed: time.Minute, want: minGraceSeconds},
+		{grace: 1, elapsed: 5 * time.Second, want: 1},
+	}
+	for _, tc := range cases {
+		if got := remainingGrace(tc.grace, tc.elapsed); got != tc.want {
+			t.Errorf("remainingGrace(%d, %v) = %d, want %d", tc.grace, tc.elapsed, got, tc.want)
+		}
+	}
+}
+
+func TestHookURL(t *testing.T) {
+	ports := []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}
+	cases := []struct {
+		name    string
+		h       corev1.HTTPGetAction
+		podIP   string
+		want    string
+		wantErr bool
+	}{
+		{name: "pod IP and named port", h: corev1.HTTPGetAction{Path: "/quit", Port: intstr.FromString("http")}, podIP: "10.0.0.7", want: "http://10.0.0.7:8080/quit"},
+		{name: "host, scheme, query", h: corev1.HTTPGetAction{Host: "svc", Path: "stop?now=1", Port: intstr.FromInt32(443), Scheme: corev1.URISchemeHTTPS},
+			want: "https://svc:443/stop?now=1"},
+		{name: "IPv6 pod", h: corev1.HTTPGetAction{Port: intstr.FromInt32(80)}, podIP: "fd00::7", want: "http://[fd00::7]:80/"},
+		{name: "numeric string port", h: corev1.HTTPGetAction{Port: intstr.FromString("9000")}, podIP: "10.0.0.7", want: "http://10.0.0.7:9000/"},
+		{name: "unknown port name", h: corev1.HTTPGetAction{Port: intstr.FromString("admin")}, podIP: "10.0.0.7", wantErr: true},
+		{name: "port out of range", h: corev1.HTTPGetAction{Port: intstr.FromInt32(70000)}, podIP: "10.0.0.7", wantErr: true},
+		{name: "no pod IP", h: corev1.HTTPGetAction{Port: intstr.FromInt32(80)}, wantErr: true},
+	}
+	for _, tc := range cases {
+		u, err := hookURL(&tc.h, ports, tc.podIP)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%s: error = %v, want error %v", tc.name, err, tc.wantErr)
+			continue
+		}
+		if err == nil && u.String() != tc.want {
+			t.Errorf("%s: URL = %s, want %s", tc.name, u, tc.want)
+		}
+	}
+}
