@@ -33,6 +33,8 @@ WEBHOOK_CONVERSION_CRDS := rollouts.kruise.io_rollouts.yaml rollouts.kruise.io_b
 # takes its ClusterRole and namespaced Role rules from this file.
 RBAC_DIR := charts/flotilla/rbac
 MANAGER_PKG := ./rollout/cmd/manager
+# The node agent's RBAC, from the markers of the packages flotilla-nodeagent links, into $(RBAC_DIR)/nodeagent.
+NODEAGENT_PKG := ./nodeagent/cmd/nodeagent
 MODULE := github.com/flotilla-dev/flotilla
 TEST_FLAGS ?=
 TEST_TIMEOUT ?= 30m
@@ -51,21 +53,25 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code for every API package.
 	$(CONTROLLER_GEN) object paths="$(API_PATHS)"
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Regenerate CRDs into charts/flotilla/crds and the manager's RBAC into charts/flotilla/rbac.
+manifests: $(CONTROLLER_GEN) ## Regenerate CRDs into charts/flotilla/crds and the manager's and node agent's RBAC into charts/flotilla/rbac.
 	rm -f $(CRD_DIR)/*.yaml
 	$(CONTROLLER_GEN) crd paths="$(API_PATHS)" output:crd:artifacts:config=$(CRD_DIR)
 	for f in $(WEBHOOK_CONVERSION_CRDS); do \
 		awk 'NR==FNR { block = block $$0 "\n"; next } { print } /^spec:$$/ && !done { printf "%s", block; done = 1 }' \
 			charts/flotilla/crd-conversion.yaml $(CRD_DIR)/$$f > $(CRD_DIR)/$$f.tmp && mv $(CRD_DIR)/$$f.tmp $(CRD_DIR)/$$f; \
 	done
-	pkgs="$$($(GO) list -deps -f '{{if .Module}}{{if eq .Module.Path "$(MODULE)"}}{{.ImportPath}}{{end}}{{end}}' $(MANAGER_PKG) | paste -sd ';')"; \
-	rm -f $(RBAC_DIR)/*.yaml; \
-	$(CONTROLLER_GEN) rbac:roleName=flotilla-manager paths="$$pkgs" output:rbac:dir=$(RBAC_DIR)
+	rm -f $(RBAC_DIR)/*.yaml $(RBAC_DIR)/nodeagent/*.yaml
+	$(CONTROLLER_GEN) rbac:roleName=flotilla-manager paths="$$($(call own-deps,$(MANAGER_PKG)))" output:rbac:dir=$(RBAC_DIR)
+	$(CONTROLLER_GEN) rbac:roleName=flotilla-nodeagent paths="$$($(call own-deps,$(NODEAGENT_PKG)))" output:rbac:dir=$(RBAC_DIR)/nodeagent
+
+# own-deps lists, ';'-separated, the packages of this module that the package $(1) links.
+own-deps = $(GO) list -deps -f '{{if .Module}}{{if eq .Module.Path "$(MODULE)"}}{{.ImportPath}}{{end}}{{end}}' $(1) | paste -sd ';'
 
 .PHONY: build
-build: ## Build flotilla-manager and kubectl-kruise into bin/.
+build: ## Build flotilla-manager, kubectl-kruise and flotilla-nodeagent into bin/.
 	$(GO) build $(GO_BUILD_FLAGS) -o $(BIN)/flotilla-manager ./rollout/cmd/manager
 	$(GO) build $(GO_BUILD_FLAGS) -o $(BIN)/kubectl-kruise ./rollout/cmd/kubectl-kruise
+	$(GO) build $(GO_BUILD_FLAGS) -o $(BIN)/flotilla-nodeagent $(NODEAGENT_PKG)
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint.

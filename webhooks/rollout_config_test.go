@@ -44,6 +44,9 @@ func registeredRolloutPaths(t *testing.T) []string {
 	if err := RegisterCloneSetWebhooks(srv, reader, scheme); err != nil {
 		t.Fatal(err)
 	}
+	if err := RegisterContainerRecreateRequestWebhook(srv, reader, scheme); err != nil {
+		t.Fatal(err)
+	}
 	sort.Strings(srv.paths)
 	return srv.paths
 }
@@ -122,7 +125,7 @@ func TestWebhookConfigurations(t *testing.T) {
 		checkCommon(t, w.Name, w.FailurePolicy, w.SideEffects, w.AdmissionReviewVersions, w.NamespaceSelector)
 	}
 	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "mdaemonset.kb.io", "mdaemonset-native.kb.io",
-		"munifiedworload.kb.io", "mpod.kb.io", "vrollout.kb.io", "vcloneset.kb.io"}
+		"munifiedworload.kb.io", "mpod.kb.io", "mcontainerrecreaterequest.kb.io", "vrollout.kb.io", "vcloneset.kb.io"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("webhook names (-want +got):\n%s", diff)
 	}

@@ -9,12 +9,18 @@ import (
 	"github.com/flotilla-dev/flotilla/webhooks"
 )
 
-// cloneSetPaths are the webhook paths the cloneset module serves (workloads/cloneset.SetupWithManager); the
-// rollout module serves every other path of the webhook file.
-var cloneSetPaths = []string{webhooks.DefaultCloneSetPath, webhooks.ValidateCloneSetPath, webhooks.MutatePodPath}
+// cloneSetPaths are the webhook paths the cloneset module serves (workloads/cloneset.SetupWithManager),
+// nodeAgentPaths those of the nodeagent module (nodeagent.SetupWithManager); the rollout module serves every
+// other path of the webhook file.
+var (
+	cloneSetPaths  = []string{webhooks.DefaultCloneSetPath, webhooks.ValidateCloneSetPath, webhooks.MutatePodPath}
+	nodeAgentPaths = []string{webhooks.MutateContainerRecreateRequestPath}
+)
 
-func allPaths(string) bool            { return true }
-func engineOnlyPaths(p string) bool   { return !slices.Contains(cloneSetPaths, p) }
+func allPaths(string) bool { return true }
+func engineOnlyPaths(p string) bool {
+	return !slices.Contains(cloneSetPaths, p) && !slices.Contains(nodeAgentPaths, p)
+}
 func cloneSetOnlyPaths(p string) bool { return slices.Contains(cloneSetPaths, p) }
 
 // chartCase is one documented switch: how to render it and what it must produce beyond the invariants every
@@ -26,19 +32,26 @@ type chartCase struct {
 	webhooks func(path string) bool
 	// extraRules are the ClusterRole rules beyond the generated ones.
 	extraRules []rbacv1.PolicyRule
-	check      func(t *testing.T, r rendered)
+	// noAgent: the node agent's DaemonSet and RBAC are not rendered.
+	noAgent bool
+	check   func(t *testing.T, r rendered)
 }
 
 var extraRule = rbacv1.PolicyRule{APIGroups: []string{"example.com"}, Resources: []string{"widgets"}, Verbs: []string{"get", "patch"}}
 
 var cases = []chartCase{
 	{name: "default", rel: defaultRelease(), webhooks: allPaths, check: checkDefaults},
-	{name: "engineOnly", rel: defaultRelease("--set", "engineOnly=true"), webhooks: engineOnlyPaths,
+	{name: "engineOnly", rel: defaultRelease("--set", "engineOnly=true"), webhooks: engineOnlyPaths, noAgent: true,
 		check: wantArgs("--enable-modules=rollout")},
-	{name: "modules", rel: defaultRelease("--set", "modules={cloneset}"), webhooks: cloneSetOnlyPaths,
+	{name: "modules", rel: defaultRelease("--set", "modules={cloneset}"), webhooks: cloneSetOnlyPaths, noAgent: true,
 		check: wantArgs("--enable-modules=cloneset")},
-	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset}"), webhooks: allPaths,
-		check: wantArgs("--enable-modules=rollout,cloneset")},
+	{name: "nodeAgentOff", rel: defaultRelease("--set", "nodeAgent.enabled=false"), webhooks: allPaths, noAgent: true},
+	{name: "nodeAgentSettings", webhooks: allPaths, check: checkAgentSettings, rel: defaultRelease(
+		"--set", "nodeAgent.criEndpoint=unix:///hostvarrun/k3s/containerd/containerd.sock,nodeAgent.port=10301",
+		"--set", "nodeAgent.image.repository=registry.example.com/flotilla-nodeagent,nodeAgent.image.tag=dev,nodeAgent.logLevel=debug",
+		"--set-json", `nodeAgent.tolerations=[{"key":"gpu","operator":"Exists"}]`)},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,nodeagent}"), webhooks: allPaths,
+		check: wantArgs("--enable-modules=rollout,cloneset,nodeagent")},
 	{name: "featureGates", webhooks: allPaths, check: checkFeatureGates,
 		rel: defaultRelease("--set", "featureGates.RolloutHistory=true,featureGates.AdvancedDeployment=false")},
 	{name: "extraArgs", webhooks: allPaths, check: wantArgs("--webhook-cert-renew-before=720h", "--zap-devel=false"),

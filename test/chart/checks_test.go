@@ -33,6 +33,7 @@ func checkDefaults(t *testing.T, r rendered) {
 	}
 	checkResources(t, r.manager(t).Resources)
 	checkAntiAffinity(t, r)
+	checkDefaultAgent(t, r)
 }
 
 func checkResources(t *testing.T, res corev1.ResourceRequirements) {
@@ -154,7 +155,7 @@ func checkScheduling(t *testing.T, r rendered) {
 	if img := r.manager(t).Image; img != "registry.example.com/flotilla-manager:dev" {
 		t.Errorf("image %s", img)
 	}
-	if r.deployment(t).Spec.Template.Annotations["team"] != "platform" || r.one(t, "ServiceAccount").GetAnnotations()["owner"] != "platform" {
+	if r.deployment(t).Spec.Template.Annotations["team"] != "platform" || r.managerPart().one(t, "ServiceAccount").GetAnnotations()["owner"] != "platform" {
 		t.Error("podAnnotations or serviceAccount.annotations not rendered")
 	}
 }

@@ -20,7 +20,8 @@ const fieldOwner = client.FieldOwner("flotilla-chart-test")
 
 // TestServerSideDryRun applies every object of every rendering with a server-side dry run, so the local
 // apiserver validates them (schemas, defaulting, admission), in namespaces that warn about pods below the
-// restricted Pod Security level: the manager's pod template must raise no warning.
+// restricted Pod Security level: the manager's pod template must raise no warning, the node agent's only
+// those its job needs (agentExemptions).
 func TestServerSideDryRun(t *testing.T) {
 	needCluster(t)
 	for _, c := range cases {
@@ -28,12 +29,46 @@ func TestServerSideDryRun(t *testing.T) {
 			r := render(t, c.rel)
 			ensureRestrictedNamespace(t, c.rel.namespace)
 			for _, obj := range r.objs {
-				if warnings := dryRunApply(t, obj); len(warnings) > 0 {
+				warnings := dryRunApply(t, obj)
+				if obj.GetKind() == "DaemonSet" {
+					warnings = beyondAgentExemptions(warnings)
+				}
+				if len(warnings) > 0 {
 					t.Errorf("%s %s: apiserver warnings %q", obj.GetKind(), obj.GetName(), warnings)
 				}
 			}
 		})
 	}
+}
+
+// agentExemptions are the restricted-level checks the node agent fails by design: it reaches the host's CRI
+// socket (a hostPath volume, as root, the socket's owner) and the pods' preStop endpoints from the node
+// (hostNetwork). docs/nodeagent.md says so.
+var agentExemptions = []string{
+	`host namespaces (hostNetwork=true)`,
+	`restricted volume types (volume "host-var-run" uses restricted volume type "hostPath")`,
+	`runAsNonRoot != true (pod or container "nodeagent" must set securityContext.runAsNonRoot=true)`,
+	`runAsUser=0 (container "nodeagent" must not set runAsUser=0)`,
+}
+
+// beyondAgentExemptions drops from each Pod Security warning the checks the node agent is exempt from, and
+// returns what is left.
+func beyondAgentExemptions(warnings []string) []string {
+	var out []string
+	for _, w := range warnings {
+		prefix, checks, ok := strings.Cut(w, `would violate PodSecurity "restricted:latest": `)
+		if !ok {
+			out = append(out, w)
+			continue
+		}
+		for _, e := range agentExemptions {
+			checks = strings.Replace(checks, e, "", 1)
+		}
+		if rest := strings.Trim(checks, ", "); rest != "" {
+			out = append(out, prefix+rest)
+		}
+	}
+	return out
 }
 
 // TestServerSideDryRunWarns shows that TestServerSideDryRun would notice a pod below the restricted level.

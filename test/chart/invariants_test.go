@@ -29,6 +29,7 @@ func checkInvariants(t *testing.T, c chartCase, r rendered) {
 	checkWebhooks(t, c, r)
 	checkProbes(t, r)
 	checkPodSecurity(t, r)
+	checkNodeAgent(t, c, r.agentPart())
 }
 
 func checkNamespaces(t *testing.T, r rendered) {
@@ -46,6 +47,7 @@ func checkNamespaces(t *testing.T, r rendered) {
 
 func checkRBAC(t *testing.T, c chartCase, r rendered) {
 	t.Helper()
+	r = r.managerPart()
 	clusterRules, roleRules := generatedRBAC(t)
 	clusterRole := typed[rbacv1.ClusterRole](t, r.one(t, "ClusterRole"))
 	if diff := cmp.Diff(append(clusterRules, c.extraRules...), clusterRole.Rules); diff != "" {

@@ -29,8 +29,10 @@ var update = flag.Bool("update", false, "rewrite testdata/default.golden.yaml")
 // TestMain starts a control plane with Flotilla's CRDs (the chart's crds/).
 func TestMain(m *testing.M) {
 	code := managertest.Main(m, cluster.Options{}, &cfg)
-	if managerBuild.dir != "" {
-		_ = os.RemoveAll(managerBuild.dir)
+	for _, dir := range []string{managerBuild.dir, agentBuild.dir} {
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }

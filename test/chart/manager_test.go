@@ -77,7 +77,7 @@ func TestManagerRunsWithChartRBAC(t *testing.T) {
 	needCluster(t)
 	bin := managerBinary(t)
 	rel := release{name: "flotilla", namespace: "flotilla-rbac"}
-	r := render(t, rel)
+	r := render(t, rel).managerPart()
 	ensureRestrictedNamespace(t, rel.namespace)
 	applyRBAC(t, r)
 	for _, name := range []string{"SERVICE_NAME", "SECRET_NAME"} {
@@ -96,9 +96,15 @@ func TestManagerRunsWithChartRBAC(t *testing.T) {
 // and the webhook configurations the manager points at itself when the test ends.
 func applyRBAC(t *testing.T, r rendered) {
 	t.Helper()
+	applyKinds(t, r, "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+}
+
+// applyKinds applies the one object of each kind, and removes the cluster-scoped ones when the test ends.
+func applyKinds(t *testing.T, r rendered, kinds ...string) {
+	t.Helper()
 	c := newClient(t, cfg)
 	ctx := context.Background()
-	for _, kind := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
+	for _, kind := range kinds {
 		obj := r.one(t, kind)
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()), fieldOwner, client.ForceOwnership); err != nil {
 			t.Fatalf("applying %s %s: %v", kind, obj.GetName(), err)

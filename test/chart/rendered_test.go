@@ -36,6 +36,23 @@ func (r rendered) all(kind string) []*unstructured.Unstructured {
 	return out
 }
 
+// componentLabel tells the node agent's objects (value nodeagent) from the manager's.
+const componentLabel = "app.kubernetes.io/component"
+
+// managerPart is the rendering without the node agent's objects; agentPart holds only those.
+func (r rendered) managerPart() rendered { return r.filter(false) }
+func (r rendered) agentPart() rendered   { return r.filter(true) }
+
+func (r rendered) filter(agent bool) rendered {
+	out := rendered{rel: r.rel}
+	for _, o := range r.objs {
+		if (o.GetLabels()[componentLabel] == "nodeagent") == agent {
+			out.objs = append(out.objs, o)
+		}
+	}
+	return out
+}
+
 // one returns the only object of a kind, failing the test unless there is exactly one.
 func (r rendered) one(t testing.TB, kind string) *unstructured.Unstructured {
 	t.Helper()
@@ -170,6 +187,16 @@ func generatedRBAC(t testing.TB) (cluster, namespaced []rbacv1.PolicyRule) {
 	t.Helper()
 	r := readObjects(t, filepath.Join(chartDir, "rbac", "role.yaml"))
 	return typed[rbacv1.ClusterRole](t, r.one(t, "ClusterRole")).Rules, typed[rbacv1.Role](t, r.one(t, "Role")).Rules
+}
+
+// generatedAgentRBAC reads the node agent's rules, generated into rbac/nodeagent/role.yaml: a ClusterRole only.
+func generatedAgentRBAC(t testing.TB) []rbacv1.PolicyRule {
+	t.Helper()
+	r := readObjects(t, filepath.Join(chartDir, "rbac", "nodeagent", "role.yaml"))
+	if n := len(r.all("Role")); n != 0 {
+		t.Fatalf("the node agent's markers ask for %d namespaced Roles; the chart renders none", n)
+	}
+	return typed[rbacv1.ClusterRole](t, r.one(t, "ClusterRole")).Rules
 }
 
 func readObjects(t testing.TB, rel string) rendered {

@@ -10,6 +10,7 @@
 {{- end -}}
 
 {{- define "flotilla.managerName" -}}{{ include "flotilla.fullname" . }}-manager{{- end -}}
+{{- define "flotilla.nodeAgentName" -}}{{ include "flotilla.fullname" . }}-nodeagent{{- end -}}
 {{- define "flotilla.webhookServiceName" -}}{{ include "flotilla.fullname" . }}-webhook-service{{- end -}}
 {{- define "flotilla.webhookSecretName" -}}{{ include "flotilla.fullname" . }}-webhook-certs{{- end -}}
 
@@ -30,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "cloneset" "rollout" | toJson -}}
+{{- list "cloneset" "nodeagent" "rollout" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -41,6 +42,7 @@ belongs to the rollout module.
 dcloneset.kb.io: cloneset
 vcloneset.kb.io: cloneset
 mpod.kb.io: cloneset
+mcontainerrecreaterequest.kb.io: nodeagent
 {{- end -}}
 
 {{/* The --enable-modules value as a JSON list; empty means all modules. Fails on a bad combination. */}}
@@ -89,17 +91,31 @@ mpod.kb.io: cloneset
 {{- join "," $pairs -}}
 {{- end -}}
 
-{{/* Rules of the first object of a kind in the generated rbac/role.yaml. */}}
+{{/* Rules of the first object of a kind in a generated role file (.file, default rbac/role.yaml). */}}
 {{- define "flotilla.generatedRules" -}}
 {{- $rules := list -}}
-{{- range $doc := regexSplit "(?m)^---[ \t]*$" (.root.Files.Get "rbac/role.yaml") -1 -}}
+{{- $file := .file | default "rbac/role.yaml" -}}
+{{- range $doc := regexSplit "(?m)^---[ \t]*$" (.root.Files.Get $file) -1 -}}
 {{- $obj := fromYaml $doc -}}
 {{- if and (eq (get $obj "kind") $.kind) (not $rules) -}}
 {{- $rules = get $obj "rules" -}}
 {{- end -}}
 {{- end -}}
 {{- if not $rules -}}
-{{- fail (printf "rbac/role.yaml has no %s rules: run make manifests" .kind) -}}
+{{- fail (printf "%s has no %s rules: run make manifests" $file .kind) -}}
 {{- end -}}
 {{- toYaml $rules -}}
+{{- end -}}
+
+{{/* The node agent's pods' selector. */}}
+{{- define "flotilla.nodeAgentSelectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: nodeagent
+{{- end -}}
+
+{{/* "true" when the node agent DaemonSet is installed: enabled, and the nodeagent module (its manager side)
+runs. An engine-only install leaves ContainerRecreateRequests to upstream's kruise-daemon. */}}
+{{- define "flotilla.nodeAgentEnabled" -}}
+{{- if and .Values.nodeAgent.enabled (include "flotilla.moduleEnabled" (dict "root" . "name" "nodeagent")) -}}true{{- end -}}
 {{- end -}}

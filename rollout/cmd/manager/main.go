@@ -28,6 +28,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
+	"github.com/flotilla-dev/flotilla/nodeagent"
 	"github.com/flotilla-dev/flotilla/rollout"
 	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -46,6 +47,7 @@ import (
 var modules = []module.Module{
 	{Name: "rollout", Kinds: rollout.Kinds, Setup: rollout.SetupWithManager},
 	{Name: "cloneset", Kinds: cloneset.Kinds, Setup: cloneset.SetupWithManager},
+	{Name: "nodeagent", Kinds: nodeagent.Kinds, Setup: nodeagent.SetupWithManager},
 }
 
 func newScheme() *runtime.Scheme {
@@ -108,6 +110,7 @@ func newManager(opts options) (ctrl.Manager, error) {
 		Scheme:                  newScheme(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress:  opts.probeAddr,
+		PprofBindAddress:        opts.pprofAddr,
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        "flotilla-manager.kruise.io",
 		LeaderElectionNamespace: opts.leaderElectionNS,

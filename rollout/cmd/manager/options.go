@@ -14,6 +14,7 @@ import (
 type options struct {
 	metricsAddr        string
 	probeAddr          string
+	pprofAddr          string
 	leaderElect        bool
 	leaderElectionNS   string
 	webhookPort        int
@@ -38,6 +39,7 @@ func envOr(key, fallback string) string {
 func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	fs.StringVar(&o.pprofAddr, "pprof-addr", "0", "Address net/http/pprof binds to (upstream's flag name); 0, the default, disables it.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader so that only one replica runs the controllers.")
 	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the namespace the manager runs in).")
 	fs.IntVar(&o.webhookPort, "webhook-port", 9876, "Port the admission and conversion webhook server listens on.")

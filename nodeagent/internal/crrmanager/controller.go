@@ -1,0 +1,147 @@
+package crrmanager
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+)
+
+// ControllerName names the controller, its logs and the source of its events (upstream's).
+const ControllerName = "containerrecreaterequest-controller"
+
+// PodNameField indexes requests by spec.podName, so that a pod's events reach its requests, including those
+// of an earlier pod of the same name.
+const PodNameField = "spec.podName"
+
+// conflictRetry is how soon a reconcile that lost a write race looks again.
+const conflictRetry = 100 * time.Millisecond
+
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler reconciles ContainerRecreateRequests.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes; Recorder records events. Both default to the
+	// manager's.
+	Client   client.Client
+	Recorder events.EventRecorder
+	// Clock defaults to the real clock.
+	Clock clock.PassiveClock
+	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's default).
+	Workers int
+}
+
+// SetupWithManager registers the controller: it watches requests and, through the spec.podName index,
+// the pods they name.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	r.setDefaults(mgr)
+	err := mgr.GetFieldIndexer().IndexField(ctx, &kruiseappsv1alpha1.ContainerRecreateRequest{}, PodNameField, podNameOf)
+	if err != nil {
+		return fmt.Errorf("indexing ContainerRecreateRequests by %s: %w", PodNameField, err)
+	}
+	workers := r.Workers
+	if workers <= 0 {
+		workers = 3
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		For(&kruiseappsv1alpha1.ContainerRecreateRequest{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.requestsForPod)).
+		Complete(r)
+}
+
+func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(ControllerName)
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+}
+
+func podNameOf(obj client.Object) []string {
+	crr, ok := obj.(*kruiseappsv1alpha1.ContainerRecreateRequest)
+	if !ok || crr.Spec.PodName == "" {
+		return nil
+	}
+	return []string{crr.Spec.PodName}
+}
+
+// requestsForPod maps a pod to the requests naming it that still need the pod: unfinished ones and those
+// holding it not ready.
+func (r *Reconciler) requestsForPod(ctx context.Context, pod client.Object) []reconcile.Request {
+	list := &kruiseappsv1alpha1.ContainerRecreateRequestList{}
+	err := r.Client.List(ctx, list, client.InNamespace(pod.GetNamespace()), client.MatchingFields{PodNameField: pod.GetName()})
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the ContainerRecreateRequests of a pod", "pod", klog.KObj(pod))
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		crr := &list.Items[i]
+		if !Finished(crr) || HasFinalizer(crr) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(crr)})
+		}
+	}
+	return reqs
+}
+
+// Reconcile gets the request and its pod, plans and applies the plan.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	crr := &kruiseappsv1alpha1.ContainerRecreateRequest{}
+	if err := r.Client.Get(ctx, req.NamespacedName, crr); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	pod, err := r.pod(ctx, crr)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	p := Decide(crr, pod, r.Clock.Now())
+	err = r.apply(ctx, crr, pod, p)
+	switch {
+	case apierrors.IsConflict(err):
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, nil // the request or its pod went meanwhile: that deletion brings the request back
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
+}
+
+// pod reads the request's pod from the cache; nil when there is none.
+func (r *Reconciler) pod(ctx context.Context, crr *kruiseappsv1alpha1.ContainerRecreateRequest) (*corev1.Pod, error) {
+	if crr.Spec.PodName == "" {
+		return nil, nil
+	}
+	pod := &corev1.Pod{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading pod %s/%s: %w", crr.Namespace, crr.Spec.PodName, err)
+	}
+	return pod, nil
+}

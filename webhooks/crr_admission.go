@@ -1,0 +1,132 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	crradmission "github.com/flotilla-dev/flotilla/nodeagent/admission"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+)
+
+// MutateContainerRecreateRequestPath is upstream's path of the ContainerRecreateRequest mutating webhook.
+const MutateContainerRecreateRequestPath = "/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest"
+
+// RegisterContainerRecreateRequestWebhook serves the ContainerRecreateRequest mutating webhook on srv: on
+// create it defaults, checks the request against its pod and copies from the pod what the node agent needs;
+// on update it refuses changes of the immutable fields. reader gets the pod; it should read past the cache,
+// since the container IDs and restart counts copied are what the node agent compares the running containers
+// with. scheme must know core/v1 and the apps.kruise.io v1alpha1 kinds. Call it once, before the server
+// starts.
+func RegisterContainerRecreateRequestWebhook(srv webhook.Server, reader client.Reader, scheme *runtime.Scheme) error {
+	if srv == nil || reader == nil || scheme == nil {
+		return errors.New("registering the ContainerRecreateRequest webhook: server, reader and scheme are required")
+	}
+	a := &crrAdmission{reader: reader, decoder: admission.NewDecoder(scheme)}
+	srv.Register(MutateContainerRecreateRequestPath, &webhook.Admission{Handler: createsAndUpdates(a.handle)})
+	return nil
+}
+
+// crrAdmission answers the ContainerRecreateRequest webhook.
+type crrAdmission struct {
+	reader  client.Reader
+	decoder admission.Decoder
+}
+
+func (a *crrAdmission) handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation == admissionv1.Update {
+		return a.update(req)
+	}
+	return a.create(ctx, req)
+}
+
+// create answers with the patch that defaults the request and fills it from its pod, or refuses it naming
+// every faulty field.
+func (a *crrAdmission) create(ctx context.Context, req admission.Request) admission.Response {
+	cur, err := a.decode(req.Object, req.Namespace)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	out := cur.DeepCopy()
+	crradmission.Default(out)
+	pod, err := a.pod(ctx, out)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	if errs := crradmission.ValidateCreate(out, pod); len(errs) > 0 {
+		return admission.Errored(http.StatusUnprocessableEntity, errs.ToAggregate())
+	}
+	crradmission.FillFromPod(out, pod)
+	return crrPatch(req.Object.Raw, cur, out)
+}
+
+// update refuses changes of the fields fixed at creation.
+func (a *crrAdmission) update(req admission.Request) admission.Response {
+	cur, err := a.decode(req.Object, req.Namespace)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	old, err := a.decode(req.OldObject, req.Namespace)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("stored: %w", err))
+	}
+	if errs := crradmission.ValidateUpdate(cur, old); len(errs) > 0 {
+		return admission.Errored(http.StatusUnprocessableEntity, errs.ToAggregate())
+	}
+	return admission.Allowed("")
+}
+
+// decode reads a request; the namespace comes from the admission request when the body omits it.
+func (a *crrAdmission) decode(raw runtime.RawExtension, namespace string) (*kruiseappsv1alpha1.ContainerRecreateRequest, error) {
+	crr := &kruiseappsv1alpha1.ContainerRecreateRequest{}
+	if err := a.decoder.DecodeRaw(raw, crr); err != nil {
+		return nil, fmt.Errorf("decoding the ContainerRecreateRequest: %w", err)
+	}
+	if crr.Namespace == "" {
+		crr.Namespace = namespace
+	}
+	return crr, nil
+}
+
+// pod reads the request's pod: nil when the name cannot be a pod's (the validation reports it) or no such
+// pod exists.
+func (a *crrAdmission) pod(ctx context.Context, crr *kruiseappsv1alpha1.ContainerRecreateRequest) (*corev1.Pod, error) {
+	if !crradmission.PodNameIsValid(crr.Spec.PodName) {
+		return nil, nil
+	}
+	pod := &corev1.Pod{}
+	err := a.reader.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading pod %s/%s: %w", crr.Namespace, crr.Spec.PodName, err)
+	}
+	return pod, nil
+}
+
+// crrPatch merges the changes into the request's object, keeping fields the typed object does not know;
+// should the merge fail the whole typed object is sent, as upstream does.
+func crrPatch(raw []byte, cur, out *kruiseappsv1alpha1.ContainerRecreateRequest) admission.Response {
+	if equality.Semantic.DeepEqual(cur, out) {
+		return admission.Allowed("")
+	}
+	mutated, err := mergeIntoRaw(raw, cur, out)
+	if err != nil {
+		if mutated, err = json.Marshal(out); err != nil {
+			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the ContainerRecreateRequest patch: %w", err))
+		}
+	}
+	return admission.PatchResponseFromRaw(raw, mutated)
+}
