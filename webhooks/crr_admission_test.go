@@ -120,9 +120,6 @@ func TestCRRWebhookRefusals(t *testing.T) {
 			`spec.podName: Invalid value: "q": pod "q" not found in namespace "ns"`},
 		{"not a pod name", crrRequest(admissionv1.Create, strings.Replace(userCRR, `"podName":"p"`, `"podName":"P/x"`, 1), ""),
 			`spec.podName: Invalid value: "P/x"`},
-		{"status context given", crrRequest(admissionv1.Create,
-			strings.Replace(userCRR, `"name":"app"`, `"name":"app","statusContext":{"containerID":"x","restartCount":0}`, 1), ""),
-			"spec.containers[0].statusContext: Forbidden"},
 		{"spec changed", crrRequest(admissionv1.Update, strings.Replace(stored, `"podName":"p"`, `"podName":"q"`, 1), stored),
 			"spec.podName: Forbidden: field is immutable"},
 		{"node label changed", crrRequest(admissionv1.Update, strings.Replace(stored, `"n1"`, `"n2"`, 1), stored),
@@ -217,4 +214,24 @@ func FuzzCRRWebhook(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCRRWebhookAcceptsUpstreamPluginRequests: upstream's kubectl-kruise sends each container's preStop and
+// ports with the request; the webhook accepts them and puts the pod's in their place.
+func TestCRRWebhookAcceptsUpstreamPluginRequests(t *testing.T) {
+	h := crrWebhook(t, interceptor.Funcs{}, crrPod())
+	sent := strings.Replace(userCRR, `"name":"app"`,
+		`"name":"app","preStop":{"exec":{"command":["stale"]}},"ports":[{"containerPort":1}]`, 1)
+	resp := h.Handle(context.Background(), crrRequest(admissionv1.Create, sent, ""))
+	if !resp.Allowed {
+		t.Fatalf("refused the request upstream's plugin sends: %+v", resp.Result)
+	}
+	doc := applyJSONPatch(t, sent, resp)
+	for path, want := range map[string]any{
+		"spec.containers.0.preStop.exec.command.0": "quit", "spec.containers.0.ports.0.containerPort": float64(80),
+	} {
+		if got := jsonLookup(doc, path); !cmp.Equal(got, want) {
+			t.Errorf("%s = %#v, want the pod's %#v", path, got, want)
+		}
+	}
 }

@@ -110,15 +110,6 @@ func TestValidateCreateRejects(t *testing.T) {
 			`spec.containers[1].name: Invalid value: "sidecar": container "sidecar" has no status in pod "p" yet`},
 		{"container not created", newCRR(), newPod(func(p *corev1.Pod) { p.Status.ContainerStatuses[0].ContainerID = "" }),
 			`spec.containers[0].name: Invalid value: "app": container "app" of pod "p" has not been created yet`},
-		{"preStop given", newCRR(func(c *kruiseappsv1alpha1.ContainerRecreateRequest) {
-			c.Spec.Containers[0].PreStop = &kruiseappsv1alpha1.ProbeHandler{}
-		}), newPod(), "spec.containers[0].preStop: Forbidden: read-only"},
-		{"ports given", newCRR(func(c *kruiseappsv1alpha1.ContainerRecreateRequest) {
-			c.Spec.Containers[1].Ports = []corev1.ContainerPort{}
-		}), newPod(), "spec.containers[1].ports: Forbidden"},
-		{"statusContext given", newCRR(func(c *kruiseappsv1alpha1.ContainerRecreateRequest) {
-			c.Spec.Containers[0].StatusContext = &kruiseappsv1alpha1.ContainerRecreateRequestContainerContext{}
-		}), newPod(), "spec.containers[0].statusContext: Forbidden"},
 		{"short deadline", newCRR(func(c *kruiseappsv1alpha1.ContainerRecreateRequest) { c.Spec.ActiveDeadlineSeconds = ptr.To[int64](2) }),
 			newPod(), "spec.activeDeadlineSeconds: Invalid value: 2: must be at least 3"},
 		{"unknown failure policy", newCRR(func(c *kruiseappsv1alpha1.ContainerRecreateRequest) { c.Spec.Strategy.FailurePolicy = "Retry" }),
@@ -312,4 +303,23 @@ func graces(termination, unready int64) crrChange {
 
 func phase(p corev1.PodPhase) podChange {
 	return func(pod *corev1.Pod) { pod.Status.Phase = p }
+}
+
+// TestUpstreamPluginRequestIsFilled: upstream's kubectl-kruise sends each container's preStop and ports; such
+// a request (here with a stale statusContext too) is accepted, and what the node agent reads comes from the pod.
+func TestUpstreamPluginRequestIsFilled(t *testing.T) {
+	sent := newCRR(func(c *kruiseappsv1alpha1.ContainerRecreateRequest) {
+		c.Spec.Containers[0].PreStop = &kruiseappsv1alpha1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"stale"}}}
+		c.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "old", ContainerPort: 1}}
+		c.Spec.Containers[1].StatusContext = &kruiseappsv1alpha1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://old", RestartCount: 7}
+	})
+	if errs := ValidateCreate(sent, newPod()); len(errs) > 0 {
+		t.Fatalf("ValidateCreate rejected the request upstream's plugin sends: %v", errs)
+	}
+	FillFromPod(sent, newPod())
+	fromNames := newCRR()
+	FillFromPod(fromNames, newPod())
+	if diff := cmp.Diff(fromNames.Spec.Containers, sent.Spec.Containers); diff != "" {
+		t.Errorf("containers filled from the pod differ from what was sent (-names only +sent):\n%s", diff)
+	}
 }

@@ -66,7 +66,9 @@ func validateSpec(spec *kruiseappsv1alpha1.ContainerRecreateRequestSpec) field.E
 	return append(errs, validateStrategy(spec.Strategy)...)
 }
 
-// validateContainers requires named, distinct containers without the read-only fields.
+// validateContainers requires named, distinct containers. preStop, ports and statusContext are accepted
+// whatever they hold: FillFromPod replaces them with the pod's, and upstream's kubectl-kruise sends the first
+// two with every request it creates.
 func validateContainers(containers []kruiseappsv1alpha1.ContainerRecreateRequestContainer) field.ErrorList {
 	if len(containers) == 0 {
 		return field.ErrorList{field.Required(containersPath, "at least one container to recreate")}
@@ -82,22 +84,6 @@ func validateContainers(containers []kruiseappsv1alpha1.ContainerRecreateRequest
 			errs = append(errs, field.Duplicate(path.Child("name"), c.Name))
 		}
 		seen.Insert(c.Name)
-		errs = append(errs, readOnlyFields(c, path)...)
-	}
-	return errs
-}
-
-func readOnlyFields(c *kruiseappsv1alpha1.ContainerRecreateRequestContainer, path *field.Path) field.ErrorList {
-	const msg = "read-only: copied from the pod when the request is created"
-	var errs field.ErrorList
-	if c.PreStop != nil {
-		errs = append(errs, field.Forbidden(path.Child("preStop"), msg))
-	}
-	if c.Ports != nil {
-		errs = append(errs, field.Forbidden(path.Child("ports"), msg))
-	}
-	if c.StatusContext != nil {
-		errs = append(errs, field.Forbidden(path.Child("statusContext"), msg))
 	}
 	return errs
 }
