@@ -115,7 +115,7 @@ func (s *crrStory) runNode(ctx context.Context) {
 	startNodeAgent(ctx, s.pod.Spec.NodeName, s.rt.Endpoint)
 }
 
-// startNodeAgent runs bin/flotilla-nodeagent for node until the spec ends; a failed spec shows the end of
+// startNodeAgent runs flotilla-nodeagent, built from this checkout, for node until the spec ends; a failed spec shows the end of
 // its log and keeps the whole.
 func startNodeAgent(ctx context.Context, node, endpoint string) {
 	GinkgoHelper()
@@ -129,7 +129,7 @@ func startNodeAgent(ctx context.Context, node, endpoint string) {
 		_ = os.RemoveAll(dir)
 	})
 	a, err := framework.StartNodeAgent(ctx, framework.NodeAgentConfig{
-		Binary: filepath.Join(testCluster.BinDir(), "flotilla-nodeagent"), NodeName: node, CRIEndpoint: endpoint,
+		Binary: binaryOf(ctx, "./nodeagent/cmd/nodeagent", "flotilla-nodeagent"), NodeName: node, CRIEndpoint: endpoint,
 		KubeconfigPath: testCluster.KubeconfigPath(), WorkDir: dir, ExtraArgs: []string{"--zap-log-level=debug"},
 	})
 	failOnError(err, "starting flotilla-nodeagent")
@@ -294,7 +294,7 @@ var _ = Describe("ContainerRecreateRequest", func() {
 		s.runNode(ctx)
 		old, sidecar := s.ids["app"], s.ids["sidecar"]
 
-		out, code := kruise(ctx, filepath.Join(testCluster.BinDir(), "kubectl-kruise"), s.ns,
+		out, code := kruise(ctx, binaryOf(ctx, "./rollout/cmd/kubectl-kruise", "kubectl-kruise"), s.ns,
 			"create", "containerrecreaterequest", name, "--pod="+s.pod.Name, "--containers=app")
 		Expect(code).To(Equal(0), "%s", out)
 		Expect(out).To(ContainSubstring("containerrecreaterequest.apps.kruise.io/" + name + " created"))

@@ -79,6 +79,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	})
 	failOnError(err, "starting the cluster")
 	DeferCleanup(c.Stop)
+	DeferCleanup(removeBuilt)
 	testCluster = c
 	failOnError(newClients(c.Config()), "creating clients")
 

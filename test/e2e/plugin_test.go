@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"os/exec"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/flotilla-dev/flotilla/test/cluster"
 )
 
 // kruise runs the kubectl-kruise binary built from this repository against the suite's cluster and returns its
@@ -32,13 +29,7 @@ var _ = Describe("kubectl-kruise against the manager", Ordered, func() {
 	var bin string
 
 	BeforeAll(func(ctx SpecContext) {
-		root, err := cluster.RepoRoot()
-		Expect(err).NotTo(HaveOccurred())
-		bin = filepath.Join(GinkgoT().TempDir(), "kubectl-kruise")
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./rollout/cmd/kubectl-kruise")
-		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "%s", out)
+		bin = binaryOf(ctx, "./rollout/cmd/kubectl-kruise", "kubectl-kruise")
 	}, NodeTimeout(3*time.Minute))
 
 	It("follows a release, approves it with --wait and reports it done, with CI exit codes", func(ctx SpecContext) {
