@@ -19,15 +19,19 @@ const (
 	// PreDownloadImageForInPlaceUpdate creates ImagePullJobs that pull a CloneSet's new images on the nodes of
 	// its old pods before they are updated in place (upstream's gate, off by default as upstream).
 	PreDownloadImageForInPlaceUpdate featuregate.Feature = "PreDownloadImageForInPlaceUpdate"
+	// RecreatePodWhenChangeVCTInCloneSetGate recreates CloneSet pods, with new claims, instead of updating
+	// them in place when the volumeClaimTemplates changed together with the template (upstream's gate, off).
+	RecreatePodWhenChangeVCTInCloneSetGate featuregate.Feature = "RecreatePodWhenChangeVCTInCloneSetGate"
 )
 
 // Defaults are the manager's gates with their defaults, upstream's names and maturity.
 var Defaults = map[featuregate.Feature]featuregate.FeatureSpec{
-	RolloutHistory:                      {Default: false, PreRelease: featuregate.Alpha},
-	AdvancedDeployment:                  {Default: true, PreRelease: featuregate.Beta},
-	AppendPodSelector:                   {Default: false, PreRelease: featuregate.Alpha},
-	KeepWorkloadPausedOnRolloutDeletion: {Default: false, PreRelease: featuregate.Alpha},
-	PreDownloadImageForInPlaceUpdate:    {Default: false, PreRelease: featuregate.Alpha},
+	RolloutHistory:                         {Default: false, PreRelease: featuregate.Alpha},
+	AdvancedDeployment:                     {Default: true, PreRelease: featuregate.Beta},
+	AppendPodSelector:                      {Default: false, PreRelease: featuregate.Alpha},
+	KeepWorkloadPausedOnRolloutDeletion:    {Default: false, PreRelease: featuregate.Alpha},
+	PreDownloadImageForInPlaceUpdate:       {Default: false, PreRelease: featuregate.Alpha},
+	RecreatePodWhenChangeVCTInCloneSetGate: {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a mutable gate set holding Defaults.

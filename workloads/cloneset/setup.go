@@ -17,8 +17,12 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 )
 
-// gatePreDownloadImage is the feature gate (named as upstream) that turns on image pre-download.
-const gatePreDownloadImage = "PreDownloadImageForInPlaceUpdate"
+// Feature gates, named as upstream: image pre-download, and recreating pods whose volumeClaimTemplates
+// changed.
+const (
+	gatePreDownloadImage = "PreDownloadImageForInPlaceUpdate"
+	gateRecreateOnVCT    = "RecreatePodWhenChangeVCTInCloneSetGate"
+)
 
 // Kinds are the kinds the module needs served before it runs.
 var Kinds = []schema.GroupVersionKind{kruiseappsv1alpha1.GroupVersion.WithKind("CloneSet")}
@@ -27,7 +31,7 @@ var Kinds = []schema.GroupVersionKind{kruiseappsv1alpha1.GroupVersion.WithKind("
 // admission webhooks. The Rollout engine's CloneSet controls are the rollout module's: it releases CloneSets
 // that upstream OpenKruise runs too.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
-	r := &controller.Reconciler{PreDownloadImages: opts.Features[gatePreDownloadImage]}
+	r := &controller.Reconciler{PreDownloadImages: opts.Features[gatePreDownloadImage], RecreateOnVCTChange: opts.Features[gateRecreateOnVCT]}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CloneSet controller: %w", err)
 	}

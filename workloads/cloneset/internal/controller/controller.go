@@ -55,6 +55,9 @@ type Reconciler struct {
 	NewID func() string
 	// PreDownloadImages creates ImagePullJobs ahead of in-place updates (gate PreDownloadImageForInPlaceUpdate).
 	PreDownloadImages bool
+	// RecreateOnVCTChange recreates, rather than updates in place, pods whose revision recorded other
+	// volumeClaimTemplates than the update revision (gate RecreatePodWhenChangeVCTInCloneSetGate).
+	RecreateOnVCTChange bool
 
 	// expectations hold the controller's pod writes, claimExpectations its claim creations, until the
 	// cache shows them.

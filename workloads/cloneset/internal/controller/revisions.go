@@ -22,10 +22,18 @@ import (
 type revisions struct {
 	update, current *appsv1.ControllerRevision
 	templates       map[string]*corev1.PodTemplateSpec
+	// annotations of every known revision, by name (the volumeClaimTemplates hash among them).
+	annotations map[string]map[string]string
 }
 
 // template returns the pod template of a revision, or nil when it is unknown (truncated or foreign).
 func (r *revisions) template(name string) *corev1.PodTemplateSpec { return r.templates[name] }
+
+// vctAllowsInPlace reports whether a pod of revision name may be updated in place as far as the
+// volumeClaimTemplates are concerned (plan.VCTAllowsInPlace).
+func (r *revisions) vctAllowsInPlace(name string) bool {
+	return plan.VCTAllowsInPlace(r.annotations[name], r.update.Annotations)
+}
 
 var cloneSetKind = kruiseappsv1alpha1.GroupVersion.WithKind("CloneSet")
 
@@ -36,11 +44,13 @@ func (r *Reconciler) syncRevisions(ctx context.Context, cs *kruiseappsv1alpha1.C
 	if err != nil {
 		return nil, err
 	}
-	revs := &revisions{update: update, current: update, templates: map[string]*corev1.PodTemplateSpec{update.Name: &cs.Spec.Template}}
+	revs := &revisions{update: update, current: update, templates: map[string]*corev1.PodTemplateSpec{update.Name: &cs.Spec.Template},
+		annotations: map[string]map[string]string{}}
 	for _, cr := range w.revisions {
 		if cr.Name == cs.Status.CurrentRevision {
 			revs.current = cr
 		}
+		revs.annotations[cr.Name] = cr.Annotations
 		if t, err := templateOf(cr); err == nil && cr.Name != update.Name {
 			revs.templates[cr.Name] = t
 		}
@@ -58,6 +68,10 @@ func (r *Reconciler) ensureUpdateRevision(ctx context.Context, cs *kruiseappsv1a
 	if err != nil {
 		return nil, err
 	}
+	if fresh.Annotations == nil {
+		fresh.Annotations = map[string]string{}
+	}
+	fresh.Annotations[plan.VCTHashAnnotation] = plan.VCTHash(cs.Spec.VolumeClaimTemplates)
 	u, err := revision.ResolveUpdate(w.revisions, fresh)
 	if errors.Is(err, revision.ErrHashCollision) {
 		return nil, r.bumpCollision(ctx, cs)

@@ -25,6 +25,11 @@ func (r *Reconciler) update(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet
 func (r *Reconciler) updatePod(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions, p *corev1.Pod) error {
 	strategy := cs.Spec.UpdateStrategy.Type
 	spec, inPlace := inplaceupdate.Calculate(revs.template(plan.Revision(p)), &cs.Spec.Template)
+	if r.RecreateOnVCTChange && strategy != kruiseappsv1alpha1.InPlaceOnlyCloneSetUpdateStrategyType {
+		// New claim templates reach a pod only through new claims, so through a new pod (upstream's gate;
+		// InPlaceOnly keeps its promise and ignores it).
+		inPlace = inPlace && revs.vctAllowsInPlace(plan.Revision(p))
+	}
 	switch {
 	case inPlace && strategy != "" && strategy != kruiseappsv1alpha1.RecreateCloneSetUpdateStrategyType:
 		return r.updateInPlace(ctx, cs, revs, p, spec)
