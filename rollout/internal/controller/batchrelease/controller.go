@@ -55,38 +55,52 @@ type Reconciler struct {
 // SetupWithManager registers the controller. Workloads are watched so that pod progress (which their own
 // controllers fold into workload status) wakes the BatchRelease that controls them.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
-	toOwner := handler.EnqueueRequestsFromMapFunc(r.releasesOf)
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rolloutsv1beta1.BatchRelease{}, workloadRefIndex, workloadRefKey); err != nil {
+		return fmt.Errorf("indexing BatchReleases by workload: %w", err)
+	}
 	b := ctrl.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&rolloutsv1beta1.BatchRelease{}).
 		Owns(&appsv1.Deployment{}).
-		Watches(&appsv1.Deployment{}, toOwner).
-		Watches(&appsv1.StatefulSet{}, toOwner).
-		Watches(&appsv1.DaemonSet{}, toOwner)
-	for _, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetScheme(), mgr.GetRESTMapper()) {
-		b = b.Watches(obj, toOwner)
+		Watches(&appsv1.Deployment{}, r.releasesOf("Deployment")).
+		Watches(&appsv1.StatefulSet{}, r.releasesOf("StatefulSet")).
+		Watches(&appsv1.DaemonSet{}, r.releasesOf("DaemonSet"))
+	for kind, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetScheme(), mgr.GetRESTMapper()) {
+		b = b.Watches(obj, r.releasesOf(kind))
 	}
 	return b.Complete(r)
 }
 
-// releasesOf maps a workload to the BatchRelease named in its control-info annotation and to the
+// workloadRefIndex indexes BatchReleases by the kind and name of their workload, so a workload event finds
+// its releases without listing the namespace's.
+const workloadRefIndex = "spec.workloadRef.kindName"
+
+func workloadRefKey(obj client.Object) []string {
+	ref := obj.(*rolloutsv1beta1.BatchRelease).Spec.WorkloadRef
+	return []string{ref.Kind + "/" + ref.Name}
+}
+
+// releasesOf maps a workload of kind to the BatchRelease named in its control-info annotation and to the
 // BatchReleases that reference it: finalizing removes control-info, and the BatchRelease must still hear
-// when the released workload finishes rolling out.
-func (r *Reconciler) releasesOf(ctx context.Context, obj client.Object) []reconcile.Request {
-	var out []reconcile.Request
-	if owner, ok := control.ControlOwner(obj.GetAnnotations()); ok && owner.Kind == "BatchRelease" {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: owner.Name}})
-	}
-	list := &rolloutsv1beta1.BatchReleaseList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
-		return out
-	}
-	for _, br := range list.Items {
-		if br.Spec.WorkloadRef.Name == obj.GetName() && br.Status.Phase != rolloutsv1beta1.RolloutPhaseCompleted {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&br)})
+// when the released workload finishes rolling out. The kind comes from the watch: cached objects carry none.
+func (r *Reconciler) releasesOf(kind string) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+		var out []reconcile.Request
+		if owner, ok := control.ControlOwner(obj.GetAnnotations()); ok && owner.Kind == "BatchRelease" {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: owner.Name}})
 		}
-	}
-	return out
+		list := &rolloutsv1beta1.BatchReleaseList{}
+		if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
+			client.MatchingFields{workloadRefIndex: kind + "/" + obj.GetName()}); err != nil {
+			return out
+		}
+		for _, br := range list.Items {
+			if br.Status.Phase != rolloutsv1beta1.RolloutPhaseCompleted {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&br)})
+			}
+		}
+		return out
+	})
 }
 
 // Reconcile runs one step of a BatchRelease.
@@ -125,9 +139,6 @@ func (r *Reconciler) target(br *rolloutsv1beta1.BatchRelease) control.Target {
 		Ref:       br.Spec.WorkloadRef,
 		Owner:     *metav1.NewControllerRef(br, rolloutsv1beta1.GroupVersion.WithKind("BatchRelease")),
 		Plan:      br.Spec.ReleasePlan,
-		// A BatchRelease finalized while it still names a batch hands its workload over frozen (a release
-		// restarting for a newer version); the Rollout releases a workload by clearing batchPartition first.
-		KeepPausedOnCancel: true,
 	}
 }
 
