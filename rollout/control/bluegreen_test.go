@@ -209,28 +209,26 @@ func TestDeploymentBlueGreenFinalizePatch(t *testing.T) {
 		name    string
 		mutate  func(*appsv1.Deployment)
 		plan    rolloutsv1beta1.ReleasePlan
-		keep    bool
 		want    map[string]any
 		wantErr string
 	}{
-		{"restores and resumes", nil, rolloutsv1beta1.ReleasePlan{}, false, patchOf(append(full, "spec.paused", false)...), ""},
-		{"a cancelled release without the gate resumes too", nil, cancel, false, patchOf(append(full, "spec.paused", false)...), ""},
-		{"a cancelled release under the gate stays paused", func(d *appsv1.Deployment) { d.Spec.Paused = false },
-			cancel, true, patchOf(append(full, "spec.paused", true)...), ""},
+		{"restores and resumes", nil, rolloutsv1beta1.ReleasePlan{}, patchOf(append(full, "spec.paused", false)...), ""},
+		{"a release cancelled at a batch stays paused", func(d *appsv1.Deployment) { d.Spec.Paused = false },
+			cancel, patchOf(append(full, "spec.paused", true)...), ""},
 		{"unset saved fields get the API defaults", func(d *appsv1.Deployment) {
 			d.Annotations[origAnn] = `{}`
-		}, rolloutsv1beta1.ReleasePlan{}, false,
+		}, rolloutsv1beta1.ReleasePlan{},
 			patchOf(append(restored(sv("25%"), sv("25%"), 0, nil), "spec.paused", false)...), ""},
 		{"already restored: only resumed", func(d *appsv1.Deployment) {
 			d.Annotations, d.Labels = nil, nil
-		}, rolloutsv1beta1.ReleasePlan{}, false, patchOf("spec.paused", false), ""},
+		}, rolloutsv1beta1.ReleasePlan{}, patchOf("spec.paused", false), ""},
 		{"already released", func(d *appsv1.Deployment) {
 			d.Annotations, d.Labels, d.Spec.Paused = nil, nil, false
-		}, rolloutsv1beta1.ReleasePlan{}, false, map[string]any{}, ""},
+		}, rolloutsv1beta1.ReleasePlan{}, map[string]any{}, ""},
 		{"another release's Deployment is left alone", func(d *appsv1.Deployment) { d.Annotations[stsAnn] = otherInfo },
-			rolloutsv1beta1.ReleasePlan{}, false, nil, ""},
+			rolloutsv1beta1.ReleasePlan{}, nil, ""},
 		{"malformed saved settings", func(d *appsv1.Deployment) { d.Annotations[origAnn] = badJSON },
-			rolloutsv1beta1.ReleasePlan{}, false, nil, origAnn},
+			rolloutsv1beta1.ReleasePlan{}, nil, origAnn},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -238,7 +236,7 @@ func TestDeploymentBlueGreenFinalizePatch(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(d)
 			}
-			got, err := deploymentBlueGreenFinalizePatch(d, Target{Owner: testOwner, Plan: tt.plan, KeepPausedOnCancel: tt.keep})
+			got, err := deploymentBlueGreenFinalizePatch(d, Target{Owner: testOwner, Plan: tt.plan})
 			checkErr(t, err, tt.wantErr)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("patch (-want +got):\n%s", diff)
@@ -388,25 +386,24 @@ func TestCloneSetBlueGreenFinalizePatch(t *testing.T) {
 		name    string
 		mutate  func(*kruiseappsv1alpha1.CloneSet)
 		plan    rolloutsv1beta1.ReleasePlan
-		keep    bool
 		want    map[string]any
 		wantErr string
 	}{
 		{"restores after the batches", func(cs *kruiseappsv1alpha1.CloneSet) { cs.Spec.UpdateStrategy.Partition = nil },
-			rolloutsv1beta1.ReleasePlan{}, false, patchOf(restored...), ""},
-		{"a partition left by the webhook is cleared", nil, rolloutsv1beta1.ReleasePlan{}, false,
+			rolloutsv1beta1.ReleasePlan{}, patchOf(restored...), ""},
+		{"a partition left by the webhook is cleared", nil, rolloutsv1beta1.ReleasePlan{},
 			patchOf(append(restored, "spec.updateStrategy.partition", nil)...), ""},
-		{"a cancelled release under the gate is paused", nil, cancel, true,
+		{"a release cancelled at a batch is paused", nil, cancel,
 			patchOf(append(restored, "spec.updateStrategy.paused", true)...), ""},
 		{"unset saved fields are removed", func(cs *kruiseappsv1alpha1.CloneSet) {
 			cs.Annotations[origAnn], cs.Spec.UpdateStrategy.Partition = `{}`, nil
-		}, rolloutsv1beta1.ReleasePlan{}, false, patchOf(
+		}, rolloutsv1beta1.ReleasePlan{}, patchOf(
 			"spec.updateStrategy.maxSurge", nil, "spec.updateStrategy.maxUnavailable", nil, "spec.minReadySeconds", int64(0),
 			"metadata.annotations."+origAnn, nil, "metadata.annotations."+stsAnn, nil), ""},
 		{"another release's CloneSet is left alone", func(cs *kruiseappsv1alpha1.CloneSet) { cs.Annotations[stsAnn] = otherInfo },
-			rolloutsv1beta1.ReleasePlan{}, false, nil, ""},
+			rolloutsv1beta1.ReleasePlan{}, nil, ""},
 		{"malformed saved settings", func(cs *kruiseappsv1alpha1.CloneSet) { cs.Annotations[origAnn] = badJSON },
-			rolloutsv1beta1.ReleasePlan{}, false, nil, origAnn},
+			rolloutsv1beta1.ReleasePlan{}, nil, origAnn},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -414,7 +411,7 @@ func TestCloneSetBlueGreenFinalizePatch(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(cs)
 			}
-			got, err := cloneSetBlueGreenFinalizePatch(cs, Target{Owner: testOwner, Plan: tt.plan, KeepPausedOnCancel: tt.keep})
+			got, err := cloneSetBlueGreenFinalizePatch(cs, Target{Owner: testOwner, Plan: tt.plan})
 			checkErr(t, err, tt.wantErr)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("patch (-want +got):\n%s", diff)
@@ -535,7 +532,7 @@ func TestCloneSetBlueGreenRelease(t *testing.T) {
 	ctx := context.Background()
 	c := bgFakeClient(t, bgCloneSet())
 	plan := rolloutsv1beta1.ReleasePlan{FinalizingPolicy: rolloutsv1beta1.WaitResumeFinalizingPolicyType}
-	ctl := NewCloneSetBlueGreen(c, cloneSetTarget(plan, false))
+	ctl := NewCloneSetBlueGreen(c, cloneSetTarget(plan))
 
 	if err := ctl.Initialize(ctx); err != nil {
 		t.Fatal(err)
@@ -604,7 +601,7 @@ func TestCloneSetBlueGreenGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustPatchFake(t, c, hpa, `{"spec":{"scaleTargetRef":{"name":"web-DisableByRollout"}}}`)
-	ctl := NewCloneSetBlueGreen(c, cloneSetTarget(rolloutsv1beta1.ReleasePlan{}, false))
+	ctl := NewCloneSetBlueGreen(c, cloneSetTarget(rolloutsv1beta1.ReleasePlan{}))
 	if _, err := ctl.Read(ctx); !errors.Is(err, ErrWorkloadGone) {
 		t.Errorf("Read error = %v, want ErrWorkloadGone", err)
 	}
@@ -627,7 +624,7 @@ func TestCloneSetBlueGreenUpgradeRefused(t *testing.T) {
 	cs := bgCloneSetInitialized()
 	cs.Spec.UpdateStrategy.Type = kruiseappsv1alpha1.InPlaceOnlyCloneSetUpdateStrategyType
 	c := bgFakeClient(t, cs)
-	err := NewCloneSetBlueGreen(c, cloneSetTarget(rolloutsv1beta1.ReleasePlan{}, false)).UpgradeBatch(context.Background(), 2)
+	err := NewCloneSetBlueGreen(c, cloneSetTarget(rolloutsv1beta1.ReleasePlan{})).UpgradeBatch(context.Background(), 2)
 	if !errors.Is(err, ErrNotBlueGreenReady) || !strings.Contains(err.Error(), "spec.updateStrategy.type") {
 		t.Fatalf("UpgradeBatch error = %v, want one naming spec.updateStrategy.type", err)
 	}

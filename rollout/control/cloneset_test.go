@@ -43,9 +43,9 @@ func cloneSetClient(t *testing.T, cs *kruiseappsv1alpha1.CloneSet) client.Client
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(cs).Build()
 }
 
-func cloneSetTarget(plan rolloutsv1beta1.ReleasePlan, keep bool) Target {
+func cloneSetTarget(plan rolloutsv1beta1.ReleasePlan) Target {
 	return Target{
-		Namespace: "ns", Owner: testOwner, Plan: plan, KeepPausedOnCancel: keep,
+		Namespace: "ns", Owner: testOwner, Plan: plan,
 		Ref: rolloutsv1beta1.ObjectRef{APIVersion: "apps.kruise.io/v1alpha1", Kind: "CloneSet", Name: "web"},
 	}
 }
@@ -63,7 +63,7 @@ func getCloneSet(t *testing.T, c client.Client) *kruiseappsv1alpha1.CloneSet {
 func TestCloneSetRelease(t *testing.T) {
 	ctx := context.Background()
 	c := cloneSetClient(t, testCloneSet(10, nil))
-	ctl := NewCloneSetPartition(c, cloneSetTarget(rolloutsv1beta1.ReleasePlan{}, false))
+	ctl := NewCloneSetPartition(c, cloneSetTarget(rolloutsv1beta1.ReleasePlan{}))
 
 	if err := ctl.Initialize(ctx); err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestCloneSetFinalizeKeepsFrozenOnCancel(t *testing.T) {
 	cs.Annotations = map[string]string{stsAnn: ControlInfo(testOwner)}
 	c := cloneSetClient(t, cs)
 	plan := rolloutsv1beta1.ReleasePlan{BatchPartition: ptr.To[int32](0)}
-	done, err := NewCloneSetPartition(c, cloneSetTarget(plan, true)).Finalize(ctx)
+	done, err := NewCloneSetPartition(c, cloneSetTarget(plan)).Finalize(ctx)
 	if err != nil || !done {
 		t.Fatalf("Finalize = %v, %v; want done", done, err)
 	}
@@ -128,7 +128,7 @@ func TestCloneSetFinalizeWaitResume(t *testing.T) {
 	c := cloneSetClient(t, cs)
 	ctl := NewCloneSetPartition(c, cloneSetTarget(rolloutsv1beta1.ReleasePlan{
 		FinalizingPolicy: rolloutsv1beta1.WaitResumeFinalizingPolicyType,
-	}, false))
+	}))
 	for i, want := range []bool{false, false} {
 		done, err := ctl.Finalize(ctx)
 		if err != nil || done != want {
@@ -153,7 +153,7 @@ func TestCloneSetFinalizeDefaultedPartition(t *testing.T) {
 	c := cloneSetClient(t, cs)
 	ctl := NewCloneSetPartition(c, cloneSetTarget(rolloutsv1beta1.ReleasePlan{
 		FinalizingPolicy: rolloutsv1beta1.WaitResumeFinalizingPolicyType,
-	}, false))
+	}))
 	if done, err := ctl.Finalize(ctx); err != nil || !done {
 		t.Fatalf("Finalize with a partition of 0 = %v, %v; want done at once", done, err)
 	}
@@ -162,7 +162,7 @@ func TestCloneSetFinalizeDefaultedPartition(t *testing.T) {
 func TestCloneSetRead(t *testing.T) {
 	cs := testCloneSet(5, ptr.To(intstr.FromString("100%")))
 	cs.Annotations = map[string]string{stsAnn: ControlInfo(testOwner)}
-	info, err := NewCloneSetPartition(cloneSetClient(t, cs), cloneSetTarget(rolloutsv1beta1.ReleasePlan{}, false)).Read(context.Background())
+	info, err := NewCloneSetPartition(cloneSetClient(t, cs), cloneSetTarget(rolloutsv1beta1.ReleasePlan{})).Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,12 +32,10 @@ type Target struct {
 	// Owner is the BatchRelease's controller reference; it is written to the workload's control-info
 	// annotation and owns any object the control creates (such as a canary Deployment).
 	Owner metav1.OwnerReference
-	// Plan is the BatchRelease's release plan.
+	// Plan is the BatchRelease's release plan. Finalize while Plan.BatchPartition still names a batch (a
+	// release handed over to the next one) keeps the workload frozen; a Rollout that means to release its
+	// workload clears batchPartition first.
 	Plan rolloutsv1beta1.ReleasePlan
-	// KeepPausedOnCancel keeps the workload frozen when Finalize runs while Plan.BatchPartition still names a
-	// batch (a release handed over to the next one). The BatchRelease controller always sets it; a Rollout
-	// that means to release its workload clears batchPartition first.
-	KeepPausedOnCancel bool
 }
 
 // WorkloadInfo is what the engine reads from a workload.

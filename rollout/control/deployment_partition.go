@@ -185,7 +185,7 @@ func partitionFinalized(d *appsv1.Deployment, t Target) *appsv1.Deployment {
 		s, ok = rolloutsv1beta1.DeploymentStrategy{}, true
 	}
 	want := d.DeepCopy()
-	want.Spec.Paused = t.Plan.BatchPartition != nil && t.KeepPausedOnCancel
+	want.Spec.Paused = t.Plan.BatchPartition != nil
 	if ok {
 		want.Spec.Strategy = appsv1.DeploymentStrategy{
 			Type:          appsv1.RollingUpdateDeploymentStrategyType,

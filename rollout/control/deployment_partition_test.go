@@ -190,9 +190,7 @@ func TestPartitionFinalized(t *testing.T) {
 	}{
 		{name: "completed", in: released(partitionOwner, "10"), t: Target{Owner: partitionOwner}, want: restored},
 		{name: "cancelled and kept paused", in: released(partitionOwner, "3"),
-			t: Target{Owner: partitionOwner, KeepPausedOnCancel: true, Plan: rolloutsv1beta1.ReleasePlan{BatchPartition: ptr.To[int32](1)}}, want: keptPaused},
-		{name: "completed ignores keep-paused", in: released(partitionOwner, "10"),
-			t: Target{Owner: partitionOwner, KeepPausedOnCancel: true}, want: restored},
+			t: Target{Owner: partitionOwner, Plan: rolloutsv1beta1.ReleasePlan{BatchPartition: ptr.To[int32](1)}}, want: keptPaused},
 		{name: "another release's Deployment is left alone", in: released(otherOwner, "3"),
 			t: Target{Owner: partitionOwner}, want: released(otherOwner, "3")},
 		{name: "a Deployment without markers is left alone", in: noMarkers, t: Target{Owner: partitionOwner}, want: noMarkers},

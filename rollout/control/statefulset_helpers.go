@@ -108,10 +108,11 @@ func toInt32(v int64) int32 {
 	return int32(max(minInt32, min(v, maxInt32))) //nolint:gosec // clamped above
 }
 
-// keepsFrozen reports whether finalising leaves the workload as the last batch made it: a cancelled release
-// under the KeepWorkloadPausedOnRolloutDeletion gate.
+// keepsFrozen reports whether finalising leaves the workload as the last batch made it: a release cancelled
+// while its plan still names a batch (handed over to the next release, or kept under the
+// KeepWorkloadPausedOnRolloutDeletion gate).
 func keepsFrozen(t Target) bool {
-	return t.KeepPausedOnCancel && t.Plan.BatchPartition != nil
+	return t.Plan.BatchPartition != nil
 }
 
 // waitsForResume reports whether Finalize must wait for the workload to finish rolling out.

@@ -159,12 +159,8 @@ func TestStatefulSetFinalizePatch(t *testing.T) {
 		want map[string]any
 	}{
 		{"complete", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(2)), nil, ourControl()), Target{Owner: testOwner}, released},
-		{"cancelled without the gate releases too", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(2)), nil, ourControl()),
-			Target{Owner: testOwner, Plan: cancelled}, released},
-		{"cancelled with the gate keeps the partition", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(2)), nil, ourControl()),
-			Target{Owner: testOwner, Plan: cancelled, KeepPausedOnCancel: true}, onlyInfo},
-		{"gate alone does not keep a completing release", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(2)), nil, ourControl()),
-			Target{Owner: testOwner, KeepPausedOnCancel: true}, released},
+		{"cancelled at a batch keeps the partition", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(2)), nil, ourControl()),
+			Target{Owner: testOwner, Plan: cancelled}, onlyInfo},
 		{"already released", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), nil), nil, nil), Target{Owner: testOwner}, map[string]any{}},
 		{"partition defaulted to 0 counts as released", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(0)), nil, nil),
 			Target{Owner: testOwner}, map[string]any{}},
