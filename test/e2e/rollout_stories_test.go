@@ -382,6 +382,41 @@ var _ = Describe("Rollout stories", func() {
 		s.expectReleased(ctx)
 	})
 
+	It("rolls a CloneSet back through the steps with rollouts.kruise.io/rollback-in-batch", func(ctx SpecContext) {
+		s := newStory(ctx, "CloneSet", 4)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n  - replicas: 50%\n  - replicas: 100%")
+		s.specPatch(ctx, `{"metadata":{"annotations":{"rollouts.kruise.io/rollback-in-batch":"true"}}}`)
+		w := watchAppPods(ctx, s.ns)
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		s.approve(ctx)
+		s.waitStep(ctx, "Progressing 2/StepPaused")
+		s.waitPods(ctx, map[string]int{"v1": 2, "v2": 2})
+
+		By("reverting the template: the two v2 pods go back one step at a time")
+		s.setVersion(ctx, "v1")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		s.waitPods(ctx, map[string]int{"v1": 3, "v2": 1})
+		Consistently(func() map[string]int { return s.pods(ctx) }).WithContext(ctx).WithTimeout(2*time.Second).WithPolling(poll).
+			Should(Equal(map[string]int{"v1": 3, "v2": 1}), "step 1 of the rollback waits for approval")
+		br, err := dyn.Resource(batchReleases).Namespace(s.ns).Get(ctx, appName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		noNeed, _, _ := unstructured.NestedInt64(br.Object, "status", "canaryStatus", "noNeedUpdateReplicas")
+		Expect(noNeed).To(Equal(int64(2)), "the pods still on v1 are left out of the batches")
+		Expect(br.GetAnnotations()).To(HaveKeyWithValue("rollouts.kruise.io/rollback-in-batch", "true"))
+
+		s.approve(ctx)
+		s.waitStep(ctx, "Progressing 2/StepPaused")
+		s.waitPods(ctx, map[string]int{"v1": 3, "v2": 1})
+		s.approve(ctx)
+		s.waitPhase(ctx, "Healthy")
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		Expect(s.succeeded(ctx)).To(Equal("True/Success"))
+		s.expectReleased(ctx)
+		w.expect(ctx, s.ns, 4, 3)
+	})
+
 	// Pending: about one full-suite run in two ends this story with all four pods on v3 while the Rollout
 	// waits at step 1 (the v3 ReplicaSet scaled to 4, v1 and v2 to 0, the partition at 1). It passes when run
 	// alone. The events of a failed run show one "new version detected" on the Rollout, then "initialized" and

@@ -170,7 +170,7 @@ func batchLine(br *rolloutsv1beta1.BatchRelease) string {
 	if total <= 0 || batches == 0 {
 		return fmt.Sprintf("%s: %d updated, %d ready", line, cs.UpdatedReplicas, cs.UpdatedReadyReplicas)
 	}
-	desired := plan.BatchTarget(br.Spec.ReleasePlan, cs.CurrentBatch, total)
+	desired := plan.RollbackTarget(br.Spec.ReleasePlan, cs.CurrentBatch, total, cs.NoNeedUpdateReplicas)
 	return fmt.Sprintf("%s: %d/%d updated, %d/%d ready (of %d replicas)",
 		line, cs.UpdatedReplicas, desired, cs.UpdatedReadyReplicas, desired, total)
 }

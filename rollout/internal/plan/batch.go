@@ -42,6 +42,17 @@ func BatchTarget(p rolloutsv1beta1.ReleasePlan, batch int32, replicas int32) int
 	return ScaledReplicas(&p.Batches[batch].CanaryReplicas, replicas)
 }
 
+// RollbackTarget is the number of updated pods a batch asks for in a rollback in batches: the noNeed pods
+// already on the revision rolled back to count as updated, and the batch's share applies to the rest (the
+// pods the release being rolled back had updated). Without noNeed it is BatchTarget.
+func RollbackTarget(p rolloutsv1beta1.ReleasePlan, batch, replicas int32, noNeed *int32) int32 {
+	if noNeed == nil {
+		return BatchTarget(p, batch, replicas)
+	}
+	n := min(max(*noNeed, 0), replicas)
+	return n + BatchTarget(p, batch, replicas-n)
+}
+
 // ReadyInput is what decides whether a batch is ready.
 type ReadyInput struct {
 	Desired              int32

@@ -40,6 +40,9 @@ type BatchWorld struct {
 	Generation int64
 	Plan       rolloutsv1beta1.ReleasePlan
 	Deleting   bool
+	// RollbackInBatch: the BatchRelease carries rollouts.kruise.io/rollback-in-batch "true". Pods already on
+	// the update revision when it starts are then left out of the batches (noNeedUpdateReplicas).
+	RollbackInBatch bool
 	// Workload is nil when the workload is gone.
 	Workload *WorkloadView
 }
@@ -108,6 +111,11 @@ func initializeBatches(d BatchDecision, w BatchWorld) BatchDecision {
 	d.Status.ObservedWorkloadReplicas = w.Workload.Replicas
 	d.Status.ObservedRolloutID = w.Plan.RolloutID
 	d.Status.ObservedReleasePlanHash = ReleasePlanHash(w.Plan)
+	if w.RollbackInBatch {
+		// Before any batch: the pods on the update revision now are those the rolled-back release never
+		// reached (a fresh release has none).
+		d.Status.CanaryStatus.NoNeedUpdateReplicas = &w.Workload.Updated
+	}
 	d.Action = ActionInitialize
 	d.Event = "initialized: the workload is under release control"
 	return d
@@ -175,14 +183,14 @@ func upgrade(d BatchDecision, w BatchWorld) BatchDecision {
 	d.Status.CanaryStatus.CurrentBatchState = rolloutsv1beta1.VerifyingBatchState
 	d.Status.CanaryStatus.BatchReadyTime = nil
 	d.Action = ActionUpgrade
-	d.DesiredUpdated = BatchTarget(w.Plan, d.Status.CanaryStatus.CurrentBatch, w.Workload.Replicas)
+	d.DesiredUpdated = RollbackTarget(w.Plan, d.Status.CanaryStatus.CurrentBatch, w.Workload.Replicas, d.Status.CanaryStatus.NoNeedUpdateReplicas)
 	d.RequeueAfter = VerifyInterval
 	return d
 }
 
 func verify(d BatchDecision, w BatchWorld) BatchDecision {
 	cs := &d.Status.CanaryStatus
-	desired := BatchTarget(w.Plan, cs.CurrentBatch, w.Workload.Replicas)
+	desired := RollbackTarget(w.Plan, cs.CurrentBatch, w.Workload.Replicas, cs.NoNeedUpdateReplicas)
 	ready := w.Workload.Consistent && BatchReady(ReadyInput{
 		Desired: desired, Updated: w.Workload.Updated, UpdatedReady: w.Workload.UpdatedReady,
 		FailureThreshold: w.Plan.FailureThreshold, RolloutID: w.Plan.RolloutID, LabelledForRolloutID: w.Workload.Labelled,

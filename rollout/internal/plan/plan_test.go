@@ -281,3 +281,47 @@ func TestWaitingForTheWorkloadWritesNothing(t *testing.T) {
 		t.Errorf("the BatchRelease plan must be kept and the Rollout looked at again: plan=%v requeue=%v", d.Plan, d.RequeueAfter)
 	}
 }
+
+func TestRollbackTarget(t *testing.T) {
+	p := brPlan(nil, "1", "50%", "100%")
+	for _, tc := range []struct {
+		batch, replicas int32
+		noNeed          *int32
+		want            int32
+	}{
+		{0, 10, nil, 1}, {1, 10, nil, 5}, {2, 10, nil, 10},
+		// 6 of 10 pods never left the revision rolled back to: the steps apply to the other 4.
+		{0, 10, ptr.To[int32](6), 7}, {1, 10, ptr.To[int32](6), 8}, {2, 10, ptr.To[int32](6), 10},
+		{0, 4, ptr.To[int32](0), 1}, {1, 4, ptr.To[int32](4), 4},
+		// A count beyond the workload (it was scaled down since) or below zero is clamped.
+		{0, 4, ptr.To[int32](9), 4}, {0, 4, ptr.To[int32](-2), 1},
+	} {
+		if got := RollbackTarget(p, tc.batch, tc.replicas, tc.noNeed); got != tc.want {
+			t.Errorf("RollbackTarget(batch %d, %d replicas, noNeed %v) = %d, want %d",
+				tc.batch, tc.replicas, ptr.Deref(tc.noNeed, -1), got, tc.want)
+		}
+	}
+}
+
+// A BatchRelease that rolls back in batches leaves out the pods already on the revision it releases.
+func TestBatchReleaseRollbackInBatch(t *testing.T) {
+	p := brPlan(ptr.To[int32](0), "1", "50%", "100%")
+	w := BatchWorld{Now: t0, Plan: p, RollbackInBatch: true,
+		Workload: &WorkloadView{Replicas: 10, Updated: 6, UpdatedReady: 6, StableRevision: "a", UpdateRevision: "a", Consistent: true}}
+	d := PlanBatchRelease(rolloutsv1beta1.BatchReleaseStatus{}, w)
+	if d.Action != ActionInitialize || ptr.Deref(d.Status.CanaryStatus.NoNeedUpdateReplicas, -1) != 6 {
+		t.Fatalf("initialize: %q, noNeedUpdateReplicas %v; want Initialize and 6", d.Action, d.Status.CanaryStatus.NoNeedUpdateReplicas)
+	}
+	d = PlanBatchRelease(d.Status, w)
+	if d.Action != ActionUpgrade || d.DesiredUpdated != 7 {
+		t.Errorf("batch 1: %q to %d updated, want Upgrade to 7 (6 left out + 1 of the other 4)", d.Action, d.DesiredUpdated)
+	}
+	w.Workload.Updated, w.Workload.UpdatedReady = 7, 7
+	if d = PlanBatchRelease(d.Status, w); d.Status.CanaryStatus.CurrentBatchState != rolloutsv1beta1.ReadyBatchState {
+		t.Errorf("batch 1 with 7 updated and ready: %s, want Ready", d.Status.CanaryStatus.CurrentBatchState)
+	}
+	w.RollbackInBatch = false
+	if d := PlanBatchRelease(rolloutsv1beta1.BatchReleaseStatus{}, w); d.Status.CanaryStatus.NoNeedUpdateReplicas != nil {
+		t.Errorf("without the annotation noNeedUpdateReplicas = %d, want unset", *d.Status.CanaryStatus.NoNeedUpdateReplicas)
+	}
+}

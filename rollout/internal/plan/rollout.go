@@ -21,6 +21,7 @@ const (
 	MsgCompleted          = "Rollout progressing has been completed"
 	MsgFinalising         = "Rollout is finalising"
 	MsgContinuousRelease  = "new version detected during a release; restarting from the first step"
+	MsgRollbackInBatch    = "workload rolled back to the stable revision; rolling back in batches from the first step"
 	MsgTrafficUnavailable = "the step routes traffic, but this manager runs no traffic routing provider"
 	// MsgBlueGreenContinuous keeps upstream's advice.
 	MsgBlueGreenContinuous = "new version detected during a blue-green release, which does not support continuous release; please rollback first"
@@ -68,6 +69,10 @@ type RolloutWorld struct {
 	TrafficUnavailable bool
 	// Traffic is the outcome of the traffic task PlanTraffic named for the status read (nil: none ran).
 	Traffic *TrafficObs
+	// RollbackInBatch: the Rollout asks (rollouts.kruise.io/rollback-in-batch) to roll a reverted workload
+	// back through the steps instead of at once, and may: it routes no traffic and its workload is a CloneSet
+	// or StatefulSet.
+	RollbackInBatch bool
 }
 
 // RolloutDecision is what the controller applies: the status, the BatchRelease it wants, and side effects.
@@ -282,7 +287,7 @@ func planRolling(d *RolloutDecision, w RolloutWorld) {
 	case sub == nil:
 		startRelease(d, w)
 		planRolling(d, w)
-	case w.Workload.UpdateRevision == sub.StableRevision && sub.StableRevision != "":
+	case reverted(w, sub) && !w.RollbackInBatch:
 		setProgressing(d, rolloutsv1beta1.ProgressingReasonCancelling, "Rollout is rolling back to the stable revision", w.Now)
 		d.Events = append(d.Events, "rollback to the stable revision")
 		finishRelease(d, w, rolloutsv1beta1.FinaliseReasonRollback)
@@ -291,6 +296,9 @@ func planRolling(d *RolloutDecision, w RolloutWorld) {
 		d.Status.Message = MsgPaused
 		d.Plan = releasePlan(w, *sub, false)
 		d.Health = Health{Stalled: true, Reason: ReasonPaused, Message: MsgPaused}
+	case reverted(w, sub) && w.Workload.UpdateRevision != sub.PodTemplateHash:
+		// Rollback in batches: the reverted revision is released again through the steps, from step 1.
+		restartRelease(d, w, MsgRollbackInBatch)
 	case w.Workload.UpdateRevision != sub.PodTemplateHash && w.Spec.Strategy.BlueGreen != nil:
 		// Two revisions side by side leave no stable one to fall back to: a blue-green release must be
 		// rolled back before a newer version can start.
@@ -298,19 +306,24 @@ func planRolling(d *RolloutDecision, w RolloutWorld) {
 		d.Plan = releasePlan(w, *sub, false)
 		d.Health = Health{Stalled: true, Reason: ReasonInvalid, Message: MsgBlueGreenContinuous}
 	case w.Workload.UpdateRevision != sub.PodTemplateHash:
-		restartRelease(d, w)
+		restartRelease(d, w, MsgContinuousRelease)
 	default:
 		rollSteps(d, w, sub)
 	}
 }
 
+// reverted: the workload's template is back at the stable revision.
+func reverted(w RolloutWorld, sub *rolloutsv1beta1.CommonStatus) bool {
+	return w.Workload.UpdateRevision == sub.StableRevision && sub.StableRevision != ""
+}
+
 // restartRelease begins again from the first step once the old BatchRelease is gone.
-func restartRelease(d *RolloutDecision, w RolloutWorld) {
-	d.Events = append(d.Events, fmt.Sprintf("%s (revision %s replaces %s)", MsgContinuousRelease,
+func restartRelease(d *RolloutDecision, w RolloutWorld, why string) {
+	d.Events = append(d.Events, fmt.Sprintf("%s (revision %s replaces %s)", why,
 		w.Workload.UpdateRevision, d.Status.GetSubStatus().PodTemplateHash))
 	if w.Batch != nil {
 		d.DeleteBatch = true
-		d.Status.Message = MsgContinuousRelease
+		d.Status.Message = why
 		return
 	}
 	stable := d.Status.GetSubStatus().StableRevision

@@ -27,8 +27,10 @@ type sim struct {
 	deleting bool
 	gone     bool
 	keep     bool
-	now      time.Time
-	log      []string
+	// rib: the Rollout rolls back in batches.
+	rib bool
+	now time.Time
+	log []string
 	// net is the simulated network of a Rollout with traffic routing (nil: none).
 	net *simNet
 }
@@ -54,7 +56,7 @@ func (s *sim) batch() *BatchObs {
 
 // reconcile plans once, applies the decision the way the controller does and logs the outcome.
 func (s *sim) reconcile(note string) RolloutDecision {
-	w := RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Deleting: s.deleting, Workload: s.workload, Batch: s.batch(), NoTraffic: s.net == nil, KeepPausedOnDelete: s.keep}
+	w := RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Deleting: s.deleting, Workload: s.workload, Batch: s.batch(), NoTraffic: s.net == nil, KeepPausedOnDelete: s.keep, RollbackInBatch: s.rib}
 	if s.net != nil {
 		w.Traffic = s.net.run(s.t, s.now, s.status, s.spec)
 	}
@@ -209,6 +211,40 @@ func TestGoldenContinuousReleaseAndRollback(t *testing.T) {
 	s.reconcile("workload released")
 	s.reconcile("batch release deleted")
 	s.golden("continuous-and-rollback")
+}
+
+// Rolled back at step 2 with rollouts.kruise.io/rollback-in-batch: the stable revision is released again
+// through every step, and the release ends as a success with v1 still stable.
+func TestGoldenRollbackInBatch(t *testing.T) {
+	s := newSim(t, replicas("1"), replicas("50%"), replicas("100%"))
+	s.rib = true
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.reconcile("batch 1 ready")
+	s.approve()
+	s.reconcile("approved step 1")
+	s.reconcile("batch 2 ready")
+	s.release("v1")
+	s.reconcile("rolled back to v1")
+	s.reconcile("old batch release gone")
+	if sub := s.status.GetSubStatus(); sub.StableRevision != "v1" || sub.PodTemplateHash != "v1" {
+		t.Errorf("restarted release: stable %q, update %q; want v1 and v1", sub.StableRevision, sub.PodTemplateHash)
+	}
+	s.reconcile("batch 1 ready")
+	s.approve()
+	s.reconcile("approved step 1")
+	s.reconcile("batch 2 ready")
+	s.approve()
+	s.reconcile("approved step 2")
+	s.reconcile("batch 3 ready")
+	s.reconcile("workload released")
+	s.reconcile("batch release deleted")
+	s.reconcile("control released")
+	if sub := s.status.GetSubStatus(); s.status.Phase != rolloutsv1beta1.RolloutPhaseHealthy || sub.StableRevision != "v1" {
+		t.Errorf("after the rollback: phase %s, stable %q; want Healthy and v1", s.status.Phase, sub.StableRevision)
+	}
+	s.golden("rollback-in-batch")
 }
 
 func TestGoldenStepJumpAndPause(t *testing.T) {

@@ -150,7 +150,8 @@ func (r *Reconciler) decide(ctx context.Context, br *rolloutsv1beta1.BatchReleas
 	}
 	world := plan.BatchWorld{
 		Now: r.Clock.Now(), Generation: br.Generation, Plan: br.Spec.ReleasePlan,
-		Deleting: !br.DeletionTimestamp.IsZero(),
+		Deleting:        !br.DeletionTimestamp.IsZero(),
+		RollbackInBatch: br.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation] == "true",
 	}
 	if info != nil {
 		view, err := r.view(ctx, br, info)

@@ -28,7 +28,8 @@ func (r *Reconciler) labelBatchPods(ctx context.Context, br *rolloutsv1beta1.Bat
 		return 0, fmt.Errorf("listing updated pods: %w", err)
 	}
 	id := br.Spec.ReleasePlan.RolloutID
-	target := plan.BatchTarget(br.Spec.ReleasePlan, br.Status.CanaryStatus.CurrentBatch, info.Replicas)
+	target := plan.RollbackTarget(br.Spec.ReleasePlan, br.Status.CanaryStatus.CurrentBatch, info.Replicas,
+		br.Status.CanaryStatus.NoNeedUpdateReplicas)
 	unlabelled, labelled := r.sent.split(pods.Items, id, r.Clock.Now())
 	batch := strconv.Itoa(int(br.Status.CanaryStatus.CurrentBatch) + 1)
 	todo := unlabelled[:min(len(unlabelled), int(max(target-labelled, 0)))]

@@ -115,6 +115,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
+// rollbackInBatch: the Rollout asks to roll back in batches and may, as upstream allows it only for
+// CloneSets and StatefulSets (native or Advanced) without traffic routing.
+func rollbackInBatch(ro *rolloutsv1beta1.Rollout) bool {
+	kind := ro.Spec.WorkloadRef.Kind
+	return ro.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation] == "true" &&
+		len(ro.Spec.Strategy.GetTrafficRoutings()) == 0 && (kind == "CloneSet" || kind == "StatefulSet")
+}
+
 // observation is what one reconcile read.
 type observation struct {
 	world    plan.RolloutWorld
@@ -129,6 +137,7 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 		NoTraffic:          len(ro.Spec.Strategy.GetTrafficRoutings()) == 0,
 		KeepPausedOnDelete: r.KeepPausedOnDelete,
 		TrafficUnavailable: len(ro.Spec.Strategy.GetTrafficRoutings()) > 0 && r.Traffic.Empty(),
+		RollbackInBatch:    rollbackInBatch(ro),
 	}}
 	info, err := r.readWorkload(ctx, ro)
 	if err != nil {
