@@ -61,7 +61,9 @@ func update(t *testing.T, c client.Client, cs *kruiseappsv1alpha1.CloneSet, chan
 			return false, err
 		}
 		change(cs)
-		return true, c.Update(ctx, cs)
+		// A conflict (the controller wrote in between) is tried again on a fresh read.
+		err := c.Update(ctx, cs)
+		return err == nil, err
 	})
 }
 

@@ -63,6 +63,11 @@ func claimOfSize(size string) corev1.PersistentVolumeClaim {
 // podsOnImage waits until the CloneSet has exactly its replicas, all live and on image, and returns them.
 func podsOnImage(t *testing.T, c client.Client, cs *kruiseappsv1alpha1.CloneSet, image string) map[string]types.UID {
 	t.Helper()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(describeState(c, cs))
+		}
+	})
 	var out map[string]types.UID
 	eventually(t, fmt.Sprintf("%d pods on %s", *cs.Spec.Replicas, image), func(ctx context.Context) (bool, error) {
 		ps, err := pods(ctx, c, cs)
@@ -114,4 +119,32 @@ func claimsOfSize(ctx context.Context, c client.Client, ns string, pods map[stri
 		}
 	}
 	return true, nil
+}
+
+// describeState shows the CloneSet's pods, claims and events, to explain a failed wait.
+func describeState(c client.Client, cs *kruiseappsv1alpha1.CloneSet) string {
+	ctx := context.Background()
+	out := ""
+	got := &kruiseappsv1alpha1.CloneSet{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(cs), got); err == nil {
+		out += fmt.Sprintf("cloneset generation %d status %+v\n", got.Generation, got.Status)
+	}
+	podList := &corev1.PodList{}
+	_ = c.List(ctx, podList, client.InNamespace(cs.Namespace))
+	for _, p := range podList.Items {
+		out += fmt.Sprintf("pod %s uid %s image %s deleting %v node %q labels %v\n", p.Name, p.UID,
+			p.Spec.Containers[0].Image, p.DeletionTimestamp != nil, p.Spec.NodeName, p.Labels)
+	}
+	claims := &corev1.PersistentVolumeClaimList{}
+	_ = c.List(ctx, claims, client.InNamespace(cs.Namespace))
+	for _, pvc := range claims.Items {
+		out += fmt.Sprintf("claim %s deleting %v finalizers %v size %v\n", pvc.Name, pvc.DeletionTimestamp != nil,
+			pvc.Finalizers, pvc.Spec.Resources.Requests.Storage())
+	}
+	events := &corev1.EventList{}
+	_ = c.List(ctx, events, client.InNamespace(cs.Namespace))
+	for _, e := range events.Items {
+		out += fmt.Sprintf("event %s %s %s: %s\n", e.InvolvedObject.Name, e.Type, e.Reason, e.Message)
+	}
+	return out
 }
