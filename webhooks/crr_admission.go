@@ -8,9 +8,7 @@ import (
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -60,7 +58,7 @@ func (a *crrAdmission) create(ctx context.Context, req admission.Request) admiss
 	}
 	out := cur.DeepCopy()
 	crradmission.Default(out)
-	pod, err := a.pod(ctx, out)
+	pod, err := crradmission.PodOf(ctx, a.reader, out)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
@@ -97,23 +95,6 @@ func (a *crrAdmission) decode(raw runtime.RawExtension, namespace string) (*krui
 		crr.Namespace = namespace
 	}
 	return crr, nil
-}
-
-// pod reads the request's pod: nil when the name cannot be a pod's (the validation reports it) or no such
-// pod exists.
-func (a *crrAdmission) pod(ctx context.Context, crr *kruiseappsv1alpha1.ContainerRecreateRequest) (*corev1.Pod, error) {
-	if !crradmission.PodNameIsValid(crr.Spec.PodName) {
-		return nil, nil
-	}
-	pod := &corev1.Pod{}
-	err := a.reader.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("reading pod %s/%s: %w", crr.Namespace, crr.Spec.PodName, err)
-	}
-	return pod, nil
 }
 
 // crrPatch merges the changes into the request's object, keeping fields the typed object does not know;

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	crradmission "github.com/flotilla-dev/flotilla/nodeagent/admission"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -113,7 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, crr); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	pod, err := r.pod(ctx, crr)
+	pod, err := crradmission.PodOf(ctx, r.Client, crr)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -128,20 +129,4 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
-}
-
-// pod reads the request's pod from the cache; nil when there is none.
-func (r *Reconciler) pod(ctx context.Context, crr *kruiseappsv1alpha1.ContainerRecreateRequest) (*corev1.Pod, error) {
-	if crr.Spec.PodName == "" {
-		return nil, nil
-	}
-	pod := &corev1.Pod{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("reading pod %s/%s: %w", crr.Namespace, crr.Spec.PodName, err)
-	}
-	return pod, nil
 }
