@@ -28,14 +28,20 @@ const cacheSyncTimeout = 30 * time.Second
 
 // Start builds a manager for cfg with scheme, lets setup (nil for none) register controllers on it, and runs
 // it until the test ends; a manager error then fails the test. It returns once the cache has synced, so
-// the manager's client sees what existed before. Metrics and probes are off.
-func Start(t testing.TB, cfg *rest.Config, scheme *runtime.Scheme, setup func(ctrl.Manager) error) ctrl.Manager {
+// the manager's client sees what existed before. Metrics and probes are off; configure (a binary's own cache
+// selection, say) changes the options last.
+func Start(t testing.TB, cfg *rest.Config, scheme *runtime.Scheme, setup func(ctrl.Manager) error,
+	configure ...func(*ctrl.Options)) ctrl.Manager {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		// -count=N starts the same controllers again in this process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	for _, c := range configure {
+		c(&opts)
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

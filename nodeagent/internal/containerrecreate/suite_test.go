@@ -19,8 +19,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/flotilla-dev/flotilla/nodeagent/cri"
 	"github.com/flotilla-dev/flotilla/nodeagent/cri/critest"
@@ -74,7 +72,8 @@ func startAgent(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rt.Close() })
-	startManager(t, scheme, w.node, rt)
+	managertest.Start(t, clusterConfig, scheme, (&Reconciler{NodeName: w.node, Runtime: rt}).SetupWithManager,
+		func(o *ctrl.Options) { o.Cache = cache.Options{ByObject: CacheByObject(w.node)} })
 	// Without a controller manager, the namespace's default service account (which pod admission looks
 	// up) is the test's to create.
 	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}},
@@ -84,33 +83,6 @@ func startAgent(t *testing.T) *world {
 		}
 	}
 	return w
-}
-
-// startManager is managertest.Start with the agent's cache selection.
-func startManager(t *testing.T, scheme *runtime.Scheme, node string, rt cri.Runtime) {
-	mgr, err := ctrl.NewManager(clusterConfig, ctrl.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:      cache.Options{ByObject: CacheByObject(node)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (&Reconciler{NodeName: node, Runtime: rt}).SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("manager cache did not sync")
-	}
 }
 
 // runPod creates a running pod on node with one container per name (mutate may add to the spec), started
