@@ -393,6 +393,9 @@ var _ = Describe("Rollout stories", func() {
 		s.approve(ctx)
 		s.waitStep(ctx, "Progressing 2/StepPaused")
 		s.waitPods(ctx, map[string]int{"v1": 2, "v2": 2})
+		forward, err := dyn.Resource(batchReleases).Namespace(s.ns).Get(ctx, appName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(forward.GetAnnotations()).NotTo(HaveKey("rollouts.kruise.io/rollback-in-batch"), "only a rollback's release is marked")
 
 		By("reverting the template: the two v2 pods go back one step at a time")
 		s.setVersion(ctx, "v1")

@@ -52,17 +52,17 @@ func (r *Reconciler) syncBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout,
 	case d.Plan == nil:
 		return nil
 	case br == nil:
-		return r.createBatch(ctx, ro, *d.Plan)
+		return r.createBatch(ctx, ro, *d.Plan, batchAnnotations(ro, d.Status))
 	default:
-		return r.updateBatch(ctx, ro, br, *d.Plan)
+		return r.updateBatch(ctx, ro, br, *d.Plan, batchAnnotations(ro, d.Status))
 	}
 }
 
-func (r *Reconciler) createBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout, p rolloutsv1beta1.ReleasePlan) error {
+func (r *Reconciler) createBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout, p rolloutsv1beta1.ReleasePlan, annotations map[string]string) error {
 	br := &rolloutsv1beta1.BatchRelease{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: ro.Name, Namespace: ro.Namespace,
-			Annotations:     batchAnnotations(ro),
+			Annotations:     annotations,
 			OwnerReferences: []metav1.OwnerReference{*ownerRef(ro)},
 		},
 		Spec: rolloutsv1beta1.BatchReleaseSpec{WorkloadRef: ro.Spec.WorkloadRef, ReleasePlan: p},
@@ -73,8 +73,7 @@ func (r *Reconciler) createBatch(ctx context.Context, ro *rolloutsv1beta1.Rollou
 	return nil
 }
 
-func (r *Reconciler) updateBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout, br *rolloutsv1beta1.BatchRelease, p rolloutsv1beta1.ReleasePlan) error {
-	want := batchAnnotations(ro)
+func (r *Reconciler) updateBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout, br *rolloutsv1beta1.BatchRelease, p rolloutsv1beta1.ReleasePlan, want map[string]string) error {
 	if equality.Semantic.DeepEqual(br.Spec.ReleasePlan, p) && br.Spec.WorkloadRef == ro.Spec.WorkloadRef &&
 		br.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation] == want[rolloutsv1beta1.RollbackInBatchAnnotation] {
 		return nil
@@ -99,13 +98,15 @@ func (r *Reconciler) deleteBatch(ctx context.Context, br *rolloutsv1beta1.BatchR
 	return nil
 }
 
-// batchAnnotations copies the Rollout's rollback-in-batch request to its BatchRelease.
-func batchAnnotations(ro *rolloutsv1beta1.Rollout) map[string]string {
-	v, ok := ro.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation]
-	if !ok {
+// batchAnnotations marks the BatchRelease of a rollback in batches (the release of the stable revision
+// itself), as upstream copies the Rollout's annotation only then: it leaves the pods already rolled back out
+// of the batches, which only that release may do.
+func batchAnnotations(ro *rolloutsv1beta1.Rollout, st rolloutsv1beta1.RolloutStatus) map[string]string {
+	sub := st.GetSubStatus()
+	if !rollbackInBatch(ro) || sub == nil || sub.StableRevision == "" || sub.PodTemplateHash != sub.StableRevision {
 		return nil
 	}
-	return map[string]string{rolloutsv1beta1.RollbackInBatchAnnotation: v}
+	return map[string]string{rolloutsv1beta1.RollbackInBatchAnnotation: "true"}
 }
 
 func setAnnotation(obj metav1.Object, key, value string) {
