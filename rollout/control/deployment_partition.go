@@ -171,12 +171,20 @@ func partitionUpgraded(d *appsv1.Deployment, desiredUpdated int32) (*appsv1.Depl
 	return want, nil
 }
 
-// partitionFinalized is d released by the control: resumed (unless a cancelled release keeps it
-// paused) with its saved rolling update restored and every release marker removed. A Deployment another
-// release controls, or that carries no marker of a release, is left alone.
+// partitionFinalized is d released by the control: resumed with its saved rolling update restored and every
+// release marker removed. A release that still names a batch (a restart for a newer version, a deletion that
+// keeps the workload paused) only gives up control-info: the Deployment stays paused with strategy Recreate,
+// its saved strategy and stable revision, so that kube-controller-manager never rolls it before the next
+// release takes it over. A Deployment another release controls, or that carries no marker of a release, is
+// left alone.
 func partitionFinalized(d *appsv1.Deployment, t Target) *appsv1.Deployment {
 	if !partitionReleasedBy(d, t.Owner) {
 		return d
+	}
+	want := d.DeepCopy()
+	delete(want.Annotations, rolloutsv1beta1.BatchReleaseControlAnnotation)
+	if t.Plan.BatchPartition != nil {
+		return want
 	}
 	// A malformed saved strategy must not keep the Deployment frozen for ever: it is released with the
 	// Deployment defaults instead.
@@ -184,18 +192,15 @@ func partitionFinalized(d *appsv1.Deployment, t Target) *appsv1.Deployment {
 	if err != nil {
 		s, ok = rolloutsv1beta1.DeploymentStrategy{}, true
 	}
-	want := d.DeepCopy()
-	want.Spec.Paused = t.Plan.BatchPartition != nil
+	want.Spec.Paused = false
 	if ok {
 		want.Spec.Strategy = appsv1.DeploymentStrategy{
 			Type:          appsv1.RollingUpdateDeploymentStrategyType,
 			RollingUpdate: s.RollingUpdate.DeepCopy(),
 		}
 	}
-	for _, key := range []string{rolloutsv1beta1.DeploymentStrategyAnnotation,
-		rolloutsv1beta1.DeploymentExtraStatusAnnotation, rolloutsv1beta1.BatchReleaseControlAnnotation} {
-		delete(want.Annotations, key)
-	}
+	delete(want.Annotations, rolloutsv1beta1.DeploymentStrategyAnnotation)
+	delete(want.Annotations, rolloutsv1beta1.DeploymentExtraStatusAnnotation)
 	delete(want.Labels, rolloutsv1beta1.DeploymentStableRevisionLabel)
 	delete(want.Labels, rolloutsv1beta1.AdvancedDeploymentControlLabel)
 	return want

@@ -178,8 +178,9 @@ func TestPartitionFinalized(t *testing.T) {
 	restored := partitionDeployment()
 	restored.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{
 		MaxUnavailable: ptr.To(intstr.FromInt32(1)), MaxSurge: ptr.To(intstr.FromString("50%"))}
-	keptPaused := restored.DeepCopy()
-	keptPaused.Spec.Paused = true
+	// A restart or a paused deletion gives up control only: everything that keeps the Deployment frozen stays.
+	keptFrozen := released(partitionOwner, "3")
+	delete(keptFrozen.Annotations, rolloutsv1beta1.BatchReleaseControlAnnotation)
 	noMarkers := partitionDeployment()
 	noMarkers.Spec.Paused = true
 	tests := []struct {
@@ -189,8 +190,8 @@ func TestPartitionFinalized(t *testing.T) {
 		want *appsv1.Deployment
 	}{
 		{name: "completed", in: released(partitionOwner, "10"), t: Target{Owner: partitionOwner}, want: restored},
-		{name: "cancelled and kept paused", in: released(partitionOwner, "3"),
-			t: Target{Owner: partitionOwner, Plan: rolloutsv1beta1.ReleasePlan{BatchPartition: ptr.To[int32](1)}}, want: keptPaused},
+		{name: "still naming a batch, kept frozen", in: released(partitionOwner, "3"),
+			t: Target{Owner: partitionOwner, Plan: rolloutsv1beta1.ReleasePlan{BatchPartition: ptr.To[int32](1)}}, want: keptFrozen},
 		{name: "another release's Deployment is left alone", in: released(otherOwner, "3"),
 			t: Target{Owner: partitionOwner}, want: released(otherOwner, "3")},
 		{name: "a Deployment without markers is left alone", in: noMarkers, t: Target{Owner: partitionOwner}, want: noMarkers},
