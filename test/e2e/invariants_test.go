@@ -89,15 +89,16 @@ func (w *podWatch) expect(ctx context.Context, ns string, maxPods, minReady int,
 	}
 }
 
-// deletedPodNames are the pods the namespace's CloneSets reported deleting.
+// deletedPodNames are the pods the namespace's CloneSets and ReplicaSets reported deleting.
 func deletedPodNames(ctx context.Context, ns string) map[string]bool {
 	GinkgoHelper()
 	list, err := kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
+	prefix := map[string]string{"CloneSet": "succeed to delete pod ", "ReplicaSet": "Deleted pod: "}
 	out := map[string]bool{}
 	for _, e := range list.Items {
-		if e.Regarding.Kind == "CloneSet" && e.Reason == "SuccessfulDelete" {
-			out[strings.TrimPrefix(e.Note, "succeed to delete pod ")] = true
+		if p, ok := prefix[e.Regarding.Kind]; ok && e.Reason == "SuccessfulDelete" {
+			out[strings.TrimPrefix(e.Note, p)] = true
 		}
 	}
 	return out

@@ -282,6 +282,26 @@ func TestWaitingForTheWorkloadWritesNothing(t *testing.T) {
 	}
 }
 
+// A restart for a newer version deletes the BatchRelease; while the workload's status lags behind, the gap
+// must not be filled with a BatchRelease of the old step, which the next reconcile would delete again.
+func TestWaitingForTheWorkloadCreatesNoBatchRelease(t *testing.T) {
+	s := newSim(t, replicas("1"), replicas("50%"), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.release("v3")
+	s.reconcile("v3 applied")
+	if s.plan != nil {
+		t.Fatal("the restart kept the old BatchRelease")
+	}
+	lagging := *s.workload
+	lagging.Consistent = false
+	d := PlanRollout(s.status, RolloutWorld{Now: t0, Generation: 1, Spec: s.spec, Workload: &lagging, NoTraffic: true})
+	if d.Plan != nil {
+		t.Errorf("BatchRelease planned while waiting for the workload: partition %v", d.Plan.BatchPartition)
+	}
+}
+
 func TestRollbackTarget(t *testing.T) {
 	p := brPlan(nil, "1", "50%", "100%")
 	for _, tc := range []struct {

@@ -195,7 +195,9 @@ const workloadSettleInterval = time.Second
 func waitForWorkload(d *RolloutDecision, w RolloutWorld) {
 	d.RequeueAfter = workloadSettleInterval
 	d.waiting = true
-	if sub := d.Status.GetSubStatus(); sub != nil && d.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing {
+	// Only an existing BatchRelease keeps its plan: one created now would carry the step of a status that may
+	// be about to change (a release restarting for a newer version deletes its BatchRelease and waits on it).
+	if sub := d.Status.GetSubStatus(); sub != nil && d.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing && w.Batch != nil {
 		d.Plan = releasePlan(w, *sub, false)
 	}
 }
@@ -319,8 +321,11 @@ func reverted(w RolloutWorld, sub *rolloutsv1beta1.CommonStatus) bool {
 
 // restartRelease begins again from the first step once the old BatchRelease is gone.
 func restartRelease(d *RolloutDecision, w RolloutWorld, why string) {
-	d.Events = append(d.Events, fmt.Sprintf("%s (revision %s replaces %s)", why,
-		w.Workload.UpdateRevision, d.Status.GetSubStatus().PodTemplateHash))
+	if d.Status.Message != why {
+		// Once per restart, not on every reconcile that waits for the old BatchRelease to go.
+		d.Events = append(d.Events, fmt.Sprintf("%s (revision %s replaces %s)", why,
+			w.Workload.UpdateRevision, d.Status.GetSubStatus().PodTemplateHash))
+	}
 	if w.Batch != nil {
 		d.DeleteBatch = true
 		d.Status.Message = why
@@ -334,7 +339,15 @@ func restartRelease(d *RolloutDecision, w RolloutWorld, why string) {
 		sub.StableRevision = stable
 	}
 	rollSteps(d, w, sub)
+	// The new BatchRelease is created only once the status names the new revision: were it created now and
+	// this status write lost, the next reconcile would take it for the old release's and delete it again.
+	d.Plan = nil
+	d.RequeueAfter = soonest(d.RequeueAfter, restartRecheck)
 }
+
+// restartRecheck is how soon a restarted release looks again to create its BatchRelease, should the event
+// of its own status write not wake it first.
+const restartRecheck = time.Second
 
 func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonStatus) {
 	setProgressing(d, rolloutsv1beta1.ProgressingReasonInRolling, "Rollout is in Progressing", w.Now)

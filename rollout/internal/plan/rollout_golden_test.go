@@ -204,6 +204,9 @@ func TestGoldenContinuousReleaseAndRollback(t *testing.T) {
 	s.release("v3")
 	s.reconcile("v3 applied")
 	s.reconcile("old batch release gone")
+	if d := s.reconcile("restart in status"); d.Plan == nil {
+		t.Error("no BatchRelease once the status names the new revision")
+	}
 	s.reconcile("batch 1 ready")
 	s.release("v1")
 	s.reconcile("rolled back to v1")
@@ -227,10 +230,13 @@ func TestGoldenRollbackInBatch(t *testing.T) {
 	s.reconcile("batch 2 ready")
 	s.release("v1")
 	s.reconcile("rolled back to v1")
-	s.reconcile("old batch release gone")
+	if d := s.reconcile("old batch release gone"); d.Plan != nil {
+		t.Error("BatchRelease created before the status names the restarted release")
+	}
 	if sub := s.status.GetSubStatus(); sub.StableRevision != "v1" || sub.PodTemplateHash != "v1" {
 		t.Errorf("restarted release: stable %q, update %q; want v1 and v1", sub.StableRevision, sub.PodTemplateHash)
 	}
+	s.reconcile("restart in status")
 	s.reconcile("batch 1 ready")
 	s.approve()
 	s.reconcile("approved step 1")
