@@ -54,6 +54,9 @@ type WorkloadInfo struct {
 	RevisionLabelKey string
 	// UpdatedPods selects the pods of UpdateRevision, in Object's namespace.
 	UpdatedPods labels.Selector
+	// PodsRecreated: the pods of UpdateRevision are new pods, never pods updated in place, so each one the
+	// pod cache shows Ready counts as updated and ready before the workload's status says so.
+	PodsRecreated bool
 	// Consistent is false while the workload's own controller has not observed its latest spec.
 	Consistent bool
 	// Controlled is true when the workload's control-info annotation names this release's BatchRelease.

@@ -2,12 +2,17 @@ package control
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -60,11 +65,44 @@ func (p *deploymentPartition) UpgradeBatch(ctx context.Context, desiredUpdated i
 	if err != nil {
 		return err
 	}
+	if !ControlledBy(d.Annotations, p.target.Owner) {
+		return fmt.Errorf("deployment %s/%s is not under this release's control (annotation %s)",
+			d.Namespace, d.Name, rolloutsv1beta1.BatchReleaseControlAnnotation)
+	}
 	want, err := partitionUpgraded(d, desiredUpdated)
-	if err != nil {
+	if err != nil || want == d {
 		return err
 	}
-	return p.patch(ctx, d, want)
+	return p.patchAnnotation(ctx, d, rolloutsv1beta1.DeploymentStrategyAnnotation, want.Annotations[rolloutsv1beta1.DeploymentStrategyAnnotation])
+}
+
+// patchAnnotation replaces one annotation of d by a JSON patch that tests the value read and d's control-info
+// first. Unlike a resourceVersion guard it does not lose to kube-controller-manager's status writes, which
+// come with every pod of a batch; a test that fails (the release lost control, or the annotation changed)
+// reads as a conflict, so the BatchRelease plans again from a fresh read.
+func (p *deploymentPartition) patchAnnotation(ctx context.Context, d *appsv1.Deployment, key, value string) error {
+	path := func(k string) string {
+		return "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+	}
+	info := rolloutsv1beta1.BatchReleaseControlAnnotation
+	ops := []map[string]any{
+		{"op": "test", "path": path(info), "value": d.Annotations[info]},
+		{"op": "test", "path": path(key), "value": d.Annotations[key]},
+		{"op": "replace", "path": path(key), "value": value},
+	}
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		return fmt.Errorf("encoding the patch of deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	err = p.client.Patch(ctx, d.DeepCopy(), client.RawPatch(types.JSONPatchType, raw))
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Code == http.StatusUnprocessableEntity {
+		return apierrors.NewConflict(appsv1.Resource("deployments"), d.Name, err)
+	}
+	if err != nil {
+		return fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	return nil
 }
 
 // Finalize gives the Deployment back to kube-controller-manager.

@@ -20,8 +20,9 @@ func partitionDeploymentInfo(d *appsv1.Deployment, sets []appsv1.ReplicaSet, own
 		Object:           d,
 		Replicas:         partitionReplicasOf(d),
 		RevisionLabelKey: rolloutsv1beta1.PodTemplateHashLabelKey,
-		Consistent:       d.Status.ObservedGeneration >= d.Generation,
+		Consistent:       d.Status.ObservedGeneration >= d.Generation || PartitionHeld(d),
 		Controlled:       ControlledBy(d.Annotations, owner),
+		PodsRecreated:    true,
 	}
 	if newRS != nil {
 		info.UpdatedReplicas, info.UpdatedReadyReplicas = newRS.Status.Replicas, newRS.Status.ReadyReplicas
@@ -38,6 +39,16 @@ func partitionDeploymentInfo(d *appsv1.Deployment, sets []appsv1.ReplicaSet, own
 	}
 	info.UpdatedPods = selector
 	return info, nil
+}
+
+// PartitionHeld reports whether a partition-style release holds d: paused with strategy Recreate and a
+// control-info annotation. Every count of a held Deployment is read from its ReplicaSets, and
+// kube-controller-manager only copies status, so its observedGeneration says nothing the release needs; yet
+// each annotation write (the partition, the extra status) bumps a Deployment's generation, and waiting for it
+// to be observed would pace every batch on kube-controller-manager's status sync.
+func PartitionHeld(d *appsv1.Deployment) bool {
+	return d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation] != "" && d.Spec.Paused &&
+		d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType
 }
 
 // SplitReplicaSets returns the new ReplicaSet of d (the oldest whose template equals d's, ignoring the

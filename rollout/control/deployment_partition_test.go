@@ -295,6 +295,28 @@ func TestPartitionDeploymentInfo(t *testing.T) {
 	}
 }
 
+// A held Deployment counts on its ReplicaSets, so the generation bump of an annotation write does not make it
+// inconsistent; a released one waits for kube-controller-manager as usual.
+func TestPartitionDeploymentInfoConsistent(t *testing.T) {
+	held := released(partitionOwner, "3")
+	held.Generation = held.Status.ObservedGeneration + 1
+	free := partitionDeployment()
+	free.Generation = free.Status.ObservedGeneration + 1
+	for _, tt := range []struct {
+		name string
+		d    *appsv1.Deployment
+		want bool
+	}{{"held by a release", held, true}, {"not held", free, false}} {
+		info, err := partitionDeploymentInfo(tt.d, nil, partitionOwner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Consistent != tt.want {
+			t.Errorf("%s: consistent = %v, want %v", tt.name, info.Consistent, tt.want)
+		}
+	}
+}
+
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
 
 func TestPartitionGone(t *testing.T) {

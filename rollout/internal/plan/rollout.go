@@ -342,7 +342,7 @@ func restartRelease(d *RolloutDecision, w RolloutWorld, why string) {
 	// The new BatchRelease is created only once the status names the new revision: were it created now and
 	// this status write lost, the next reconcile would take it for the old release's and delete it again.
 	d.Plan = nil
-	d.RequeueAfter = soonest(d.RequeueAfter, restartRecheck)
+	d.RequeueAfter = Soonest(d.RequeueAfter, restartRecheck)
 }
 
 // restartRecheck is how soon a restarted release looks again to create its BatchRelease, should the event
@@ -370,10 +370,10 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 	if routed && sub.CurrentStepIndex != step {
 		// A new step: its Services and routes are prepared by the next reconcile, before its batch grows.
 		hold = true
-		d.RequeueAfter = soonest(d.RequeueAfter, trafficRecheck)
+		d.RequeueAfter = Soonest(d.RequeueAfter, trafficRecheck)
 	}
 	d.Events = append(d.Events, res.Events...)
-	d.RequeueAfter = soonest(d.RequeueAfter, res.RequeueAfter)
+	d.RequeueAfter = Soonest(d.RequeueAfter, res.RequeueAfter)
 	d.Status.Message = StepMessage(*sub, steps)
 	if res.AwaitingApproval {
 		d.Health = Health{Stalled: true, Reason: ReasonAwaitingApproval, Message: d.Status.Message}

@@ -118,21 +118,21 @@ func GracePeriod(spec rolloutsv1beta1.RolloutSpec) time.Duration {
 func trafficSettled(d *RolloutDecision, w RolloutWorld, step int32, kinds ...TrafficTaskKind) bool {
 	obs := w.Traffic
 	if obs == nil || obs.Task.Step != step || !kindIn(obs.Task.Kind, kinds) {
-		d.RequeueAfter = soonest(d.RequeueAfter, trafficRecheck)
+		d.RequeueAfter = Soonest(d.RequeueAfter, trafficRecheck)
 		return false
 	}
 	if obs.Failure != "" {
 		reportTrafficFailure(d, obs.Failure)
-		d.RequeueAfter = soonest(d.RequeueAfter, trafficFailureRecheck)
+		d.RequeueAfter = Soonest(d.RequeueAfter, trafficFailureRecheck)
 		return false
 	}
 	grace := GracePeriod(w.Spec)
 	if !obs.Done {
-		d.RequeueAfter = soonest(d.RequeueAfter, max(grace, trafficRecheck))
+		d.RequeueAfter = Soonest(d.RequeueAfter, max(grace, trafficRecheck))
 		return false
 	}
 	if wait := obs.LastChange.Add(grace).Sub(w.Now); !obs.LastChange.IsZero() && wait > 0 {
-		d.RequeueAfter = soonest(d.RequeueAfter, wait)
+		d.RequeueAfter = Soonest(d.RequeueAfter, wait)
 		return false
 	}
 	return true
@@ -161,8 +161,8 @@ func kindIn(k TrafficTaskKind, kinds []TrafficTaskKind) bool {
 	return false
 }
 
-// soonest combines two requeue delays, where zero means none.
-func soonest(current, d time.Duration) time.Duration {
+// Soonest combines two requeue delays, where zero means none.
+func Soonest(current, d time.Duration) time.Duration {
 	if current == 0 || (d > 0 && d < current) {
 		return d
 	}

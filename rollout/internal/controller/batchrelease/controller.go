@@ -15,12 +15,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -28,6 +30,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/reconcileutil"
 	"github.com/flotilla-dev/flotilla/rollout/internal/metrics"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
 // ControllerName is the controller's name in logs, metrics and events.
@@ -43,6 +46,11 @@ type Reconciler struct {
 	Metrics *metrics.Engine
 
 	sent sentLabels
+	// written holds the resourceVersion each status write replaced, so that a reconcile never plans from a
+	// cached BatchRelease older than its own last write (its next write would lose to a conflict).
+	written reconcileutil.StaleVersions
+	// counted throttles status writes that change nothing but the pod counters.
+	counted counterWrites
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;update;patch
@@ -58,13 +66,14 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rolloutsv1beta1.BatchRelease{}, workloadRefIndex, workloadRefKey); err != nil {
 		return fmt.Errorf("indexing BatchReleases by workload: %w", err)
 	}
-	b := ctrl.ControllerManagedBy(mgr).
+	b := builder.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&rolloutsv1beta1.BatchRelease{}).
 		Owns(&appsv1.Deployment{}).
 		Watches(&appsv1.Deployment{}, r.releasesOf("Deployment")).
 		Watches(&appsv1.StatefulSet{}, r.releasesOf("StatefulSet")).
-		Watches(&appsv1.DaemonSet{}, r.releasesOf("DaemonSet"))
+		Watches(&appsv1.DaemonSet{}, r.releasesOf("DaemonSet")).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.releasesOfPod), builder.WithPredicates(podProgress))
 	for kind, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetScheme(), mgr.GetRESTMapper()) {
 		b = b.Watches(obj, r.releasesOf(kind))
 	}
@@ -89,18 +98,59 @@ func (r *Reconciler) releasesOf(kind string) handler.EventHandler {
 		if owner, ok := control.ControlOwner(obj.GetAnnotations()); ok && owner.Kind == "BatchRelease" {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: owner.Name}})
 		}
-		list := &rolloutsv1beta1.BatchReleaseList{}
-		if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
-			client.MatchingFields{workloadRefIndex: kind + "/" + obj.GetName()}); err != nil {
-			return out
-		}
-		for _, br := range list.Items {
-			if br.Status.Phase != rolloutsv1beta1.RolloutPhaseCompleted {
-				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&br)})
-			}
-		}
-		return out
+		return append(out, r.releasesReferencing(ctx, obj.GetNamespace(), kind, obj.GetName())...)
 	})
+}
+
+// releasesReferencing are the unfinished BatchReleases of namespace ns whose workload is kind/name.
+func (r *Reconciler) releasesReferencing(ctx context.Context, ns, kind, name string) []reconcile.Request {
+	list := &rolloutsv1beta1.BatchReleaseList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{workloadRefIndex: kind + "/" + name}); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, br := range list.Items {
+		if br.Status.Phase != rolloutsv1beta1.RolloutPhaseCompleted {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&br)})
+		}
+	}
+	return out
+}
+
+// releasesOfPod maps a pod to the releases of its workload: its controller, or for a ReplicaSet's pod the
+// ReplicaSet's controller. A batch is ready the moment its last pod is, and the workload's own status
+// reports that only after its controller has caught up.
+func (r *Reconciler) releasesOfPod(ctx context.Context, pod client.Object) []reconcile.Request {
+	owner := metav1.GetControllerOfNoCopy(pod)
+	if owner != nil && owner.Kind == "ReplicaSet" {
+		rs := &appsv1.ReplicaSet{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pod.GetNamespace(), Name: owner.Name}, rs); err != nil {
+			return nil
+		}
+		owner = metav1.GetControllerOfNoCopy(rs)
+	}
+	if owner == nil {
+		return nil
+	}
+	return r.releasesReferencing(ctx, pod.GetNamespace(), owner.Kind, owner.Name)
+}
+
+// podProgress passes the pod events a release acts on: a new pod (to label), a pod going away, and a change
+// of readiness. Label and status changes beside those (including the labels this controller writes) do not
+// wake a release.
+var podProgress = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return true },
+	DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		before, ok1 := e.ObjectOld.(*corev1.Pod)
+		after, ok2 := e.ObjectNew.(*corev1.Pod)
+		if !ok1 || !ok2 {
+			return false
+		}
+		return podcondition.IsReady(before) != podcondition.IsReady(after) ||
+			before.DeletionTimestamp.IsZero() != after.DeletionTimestamp.IsZero()
+	},
 }
 
 // Reconcile runs one step of a BatchRelease.
@@ -110,7 +160,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !br.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
+		r.counted.forget(br.UID)
 		return reconcile.Result{}, nil
+	}
+	if r.written.Stale(br) {
+		return reconcile.Result{RequeueAfter: reconcileutil.ConflictRetry}, nil
 	}
 	if err := reconcileutil.EnsureFinalizer(ctx, r.Client, br, rolloutsv1beta1.BatchReleaseFinalizer); err != nil {
 		return reconcile.Result{}, err
@@ -168,12 +222,43 @@ func (r *Reconciler) view(ctx context.Context, br *rolloutsv1beta1.BatchRelease,
 		Replicas: info.Replicas, Updated: info.UpdatedReplicas, UpdatedReady: info.UpdatedReadyReplicas,
 		StableRevision: info.StableRevision, UpdateRevision: info.UpdateRevision, Consistent: info.Consistent,
 	}
-	if br.Spec.ReleasePlan.RolloutID == "" || br.Status.Phase != rolloutsv1beta1.RolloutPhaseProgressing {
+	id := br.Spec.ReleasePlan.RolloutID
+	if br.Status.Phase != rolloutsv1beta1.RolloutPhaseProgressing || info.UpdatedPods == nil || (id == "" && !info.PodsRecreated) {
 		return v, nil
 	}
-	labelled, err := r.labelBatchPods(ctx, br, info)
+	// Read-only, and up to every pod of the workload on each reconcile: no copies.
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(br.Namespace), client.MatchingLabelsSelector{Selector: info.UpdatedPods},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing updated pods: %w", err)
+	}
+	if info.PodsRecreated {
+		countPods(v, pods.Items)
+	}
+	if id == "" {
+		return v, nil
+	}
+	labelled, err := r.labelBatchPods(ctx, br, info, pods.Items)
 	v.Labelled = labelled
 	return v, err
+}
+
+// countPods raises the workload's counts to what the pod cache shows: a new pod's Ready event reaches the
+// BatchRelease before the workload's controller has counted it, which would otherwise delay every batch by
+// that controller's status write.
+func countPods(v *plan.WorkloadView, pods []corev1.Pod) {
+	var live, ready int32
+	for i := range pods {
+		if !pods[i].DeletionTimestamp.IsZero() {
+			continue
+		}
+		live++
+		if podcondition.IsReady(&pods[i]) {
+			ready++
+		}
+	}
+	v.Updated = max(v.Updated, live)
+	v.UpdatedReady = max(v.UpdatedReady, ready)
 }
 
 // apply makes the decision's workload change, then writes status and events.
@@ -194,6 +279,10 @@ func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease
 	d.Status.Conditions = plan.RemoveCondition(d.Status.Conditions, plan.ConditionStalled)
 	if d.Event != "" {
 		r.Recorder.Eventf(br, nil, corev1.EventTypeNormal, "Progressing", actionName(d.Action), "%s", d.Event)
+	}
+	if wait := r.counted.hold(br, d.Status, r.Clock.Now()); wait > 0 {
+		d.RequeueAfter = plan.Soonest(d.RequeueAfter, wait)
+		return nil
 	}
 	if err := r.patchStatus(ctx, br, d.Status); err != nil {
 		return err
@@ -263,10 +352,13 @@ func (r *Reconciler) patchStatus(ctx context.Context, br *rolloutsv1beta1.BatchR
 	}
 	// A full update guarded by resourceVersion: required status fields survive (a merge patch drops unchanged
 	// zero values), and a write by someone else since the read is never overwritten.
+	replaced := br.ResourceVersion
 	br.Status = st
 	if err := r.Client.Status().Update(ctx, br); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
+	r.written.Record(br.UID, replaced)
+	r.counted.wrote(br.UID, r.Clock.Now())
 	return nil
 }
 

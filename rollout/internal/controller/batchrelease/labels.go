@@ -19,18 +19,11 @@ import (
 
 // labelBatchPods marks updated pods that do not carry the release's rollout-id yet with it and the current
 // (1-based) batch, up to the batch's target, and returns how many updated pods carry it afterwards.
-func (r *Reconciler) labelBatchPods(ctx context.Context, br *rolloutsv1beta1.BatchRelease, info *control.WorkloadInfo) (int32, error) {
-	if info.UpdatedPods == nil {
-		return 0, nil
-	}
-	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(br.Namespace), client.MatchingLabelsSelector{Selector: info.UpdatedPods}); err != nil {
-		return 0, fmt.Errorf("listing updated pods: %w", err)
-	}
+func (r *Reconciler) labelBatchPods(ctx context.Context, br *rolloutsv1beta1.BatchRelease, info *control.WorkloadInfo, pods []corev1.Pod) (int32, error) {
 	id := br.Spec.ReleasePlan.RolloutID
 	target := plan.RollbackTarget(br.Spec.ReleasePlan, br.Status.CanaryStatus.CurrentBatch, info.Replicas,
 		br.Status.CanaryStatus.NoNeedUpdateReplicas)
-	unlabelled, labelled := r.sent.split(pods.Items, id, r.Clock.Now())
+	unlabelled, labelled := r.sent.split(pods, id, r.Clock.Now())
 	batch := strconv.Itoa(int(br.Status.CanaryStatus.CurrentBatch) + 1)
 	todo := unlabelled[:min(len(unlabelled), int(max(target-labelled, 0)))]
 	// Pod patches are independent; sending them side by side keeps a large batch from waiting on one
@@ -97,14 +90,15 @@ func (s *sentLabels) split(pods []corev1.Pod, id string, now time.Time) ([]*core
 	return unlabelled, labelled
 }
 
+// labelPod patches a copy: pod is the cache's own object (listed without copies).
 func (r *Reconciler) labelPod(ctx context.Context, pod *corev1.Pod, id, batch string) error {
-	orig := pod.DeepCopy()
-	if pod.Labels == nil {
-		pod.Labels = map[string]string{}
+	want := pod.DeepCopy()
+	if want.Labels == nil {
+		want.Labels = map[string]string{}
 	}
-	pod.Labels[rolloutsv1beta1.RolloutIDLabel] = id
-	pod.Labels[rolloutsv1beta1.RolloutBatchIDLabel] = batch
-	if err := r.Client.Patch(ctx, pod, client.MergeFrom(orig)); client.IgnoreNotFound(err) != nil {
+	want.Labels[rolloutsv1beta1.RolloutIDLabel] = id
+	want.Labels[rolloutsv1beta1.RolloutBatchIDLabel] = batch
+	if err := r.Client.Patch(ctx, want, client.MergeFrom(pod)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("labelling pod %s: %w", pod.Name, err)
 	}
 	r.sent.record(pod.UID, id, r.Clock.Now())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -125,27 +126,31 @@ func (r *Reconciler) scaled(d *appsv1.Deployment, rs *appsv1.ReplicaSet, step St
 		"Scaled %s replica set %s from %d to %d", direction, rs.Name, step.From, step.To)
 }
 
-// patchExtraStatus writes the deployment-extra-status annotation when it changed.
+// patchExtraStatus writes the deployment-extra-status annotation when it changed and is due (extraStatusDue).
 func (r *Reconciler) patchExtraStatus(ctx context.Context, d *appsv1.Deployment,
-	s rolloutsv1beta1.DeploymentExtraStatus) error {
+	s rolloutsv1beta1.DeploymentExtraStatus) (time.Duration, error) {
+	key := client.ObjectKeyFromObject(d)
+	now := r.Clock.Now()
+	write, wait := extraStatusDue(d.Annotations[rolloutsv1beta1.DeploymentExtraStatusAnnotation], s, r.extra.since(key, now))
+	if !write {
+		return wait, nil
+	}
 	raw, err := json.Marshal(s)
 	if err != nil {
-		return fmt.Errorf("encoding the extra status: %w", err)
-	}
-	if d.Annotations[rolloutsv1beta1.DeploymentExtraStatusAnnotation] == string(raw) {
-		return nil
+		return 0, fmt.Errorf("encoding the extra status: %w", err)
 	}
 	patch := map[string]any{"metadata": map[string]any{"annotations": map[string]string{
 		rolloutsv1beta1.DeploymentExtraStatusAnnotation: string(raw),
 	}}}
 	body, err := json.Marshal(patch)
 	if err != nil {
-		return fmt.Errorf("encoding the extra status patch: %w", err)
+		return 0, fmt.Errorf("encoding the extra status patch: %w", err)
 	}
 	if err := r.Client.Patch(ctx, d, client.RawPatch(types.MergePatchType, body)); err != nil {
-		return fmt.Errorf("patching the extra status of %s: %w", klog.KObj(d), err)
+		return 0, fmt.Errorf("patching the extra status of %s: %w", klog.KObj(d), err)
 	}
-	return nil
+	r.extra.wrote(key, now)
+	return 0, nil
 }
 
 // expect remembers a write to a ReplicaSet of d (its creation too when created) until the cache shows it.

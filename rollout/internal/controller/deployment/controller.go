@@ -52,6 +52,7 @@ type Reconciler struct {
 	Workers int
 
 	expectations *expectations.Expectations
+	extra        extraWrites
 }
 
 // SetupWithManager registers the controller with the manager's client, cache, event recorder and the
@@ -92,8 +93,7 @@ func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
 // strategy Recreate and paused.
 func underControl(obj client.Object) bool {
 	d, ok := obj.(*appsv1.Deployment)
-	return ok && d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation] != "" &&
-		d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType && d.Spec.Paused
+	return ok && control.PartitionHeld(d)
 }
 
 // Reconcile plans the ReplicaSet sizes of one Deployment and writes them.
@@ -104,6 +104,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if !underControl(d) || d.DeletionTimestamp != nil {
 		r.expectations.Forget(req.NamespacedName)
+		r.extra.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	s, _, err := control.DeploymentStrategyFrom(d.Annotations)
@@ -120,20 +121,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if wait := expectations.WaitFor(r.expectations, req.NamespacedName, sets); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	return ctrl.Result{}, r.sync(ctx, d, s, sets)
+	wait, err := r.sync(ctx, d, s, sets)
+	return ctrl.Result{RequeueAfter: wait}, err
 }
 
-// sync plans and applies one round, then records the extra status.
+// sync plans and applies one round, then records the extra status, or says how soon to record it.
 func (r *Reconciler) sync(ctx context.Context, d *appsv1.Deployment, s rolloutsv1beta1.DeploymentStrategy,
-	sets []appsv1.ReplicaSet) error {
+	sets []appsv1.ReplicaSet) (time.Duration, error) {
 	newRS, old := control.SplitReplicaSets(d, sets)
 	plan, err := Compute(planInput(d, s, newRS, old))
 	if err != nil {
-		return r.invalid(d, err)
+		return 0, r.invalid(d, err)
 	}
 	applied, err := r.apply(ctx, d, newRS, old, plan)
 	if err != nil || !applied {
-		return err
+		return 0, err
 	}
 	return r.patchExtraStatus(ctx, d, plan.Status)
 }

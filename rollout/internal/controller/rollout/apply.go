@@ -135,7 +135,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, ro *rolloutsv1beta1.Rollou
 	if err := r.Client.Status().Update(ctx, ro); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
-	r.written.record(ro.UID, replaced)
+	r.written.Record(ro.UID, replaced)
 	return nil
 }
 

@@ -10,14 +10,17 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -41,7 +44,7 @@ type Reconciler struct {
 	Metrics *metrics.Engine
 	// written remembers, per Rollout, the resourceVersion its last status write replaced, so a reconcile
 	// that reads that very version from a cache not caught up yet waits instead of acting on old status.
-	written staleVersions
+	written reconcileutil.StaleVersions
 	// changes remembers the last network change of each Rollout, for its grace period.
 	changes reconcileutil.NetworkChanges
 	// KeepPausedOnDelete is the KeepWorkloadPausedOnRolloutDeletion gate: a Rollout deleted mid-release
@@ -64,13 +67,33 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Named(ControllerName).
 		For(&rolloutsv1beta1.Rollout{}).
 		Owns(&rolloutsv1beta1.BatchRelease{}).
-		Watches(&appsv1.Deployment{}, r.rolloutsOf("Deployment")).
+		Watches(&appsv1.Deployment{}, r.rolloutsOf("Deployment"), builder.WithPredicates(deploymentChanged)).
 		Watches(&appsv1.StatefulSet{}, r.rolloutsOf("StatefulSet")).
 		Watches(&appsv1.DaemonSet{}, r.rolloutsOf("DaemonSet"))
 	for kind, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetScheme(), mgr.GetRESTMapper()) {
 		b = b.Watches(obj, r.rolloutsOf(kind))
 	}
 	return b.Complete(r)
+}
+
+// deploymentChanged passes Deployment events a Rollout reads: anything but an update of the status
+// counters alone, which kube-controller-manager writes with every pod of a batch (the Rollout reads the
+// spec, the metadata, observedGeneration and collisionCount; its BatchRelease counts the pods).
+var deploymentChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		before, ok1 := e.ObjectOld.(*appsv1.Deployment)
+		after, ok2 := e.ObjectNew.(*appsv1.Deployment)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return before.ResourceVersion == after.ResourceVersion || before.Generation != after.Generation ||
+			before.Status.ObservedGeneration != after.Status.ObservedGeneration ||
+			!equality.Semantic.DeepEqual(before.Status.CollisionCount, after.Status.CollisionCount) ||
+			!equality.Semantic.DeepEqual(before.Labels, after.Labels) ||
+			!equality.Semantic.DeepEqual(before.Annotations, after.Annotations) ||
+			!equality.Semantic.DeepEqual(before.Spec, after.Spec) ||
+			!before.DeletionTimestamp.Equal(after.DeletionTimestamp)
+	},
 }
 
 // rolloutsOf maps a workload of a kind to the Rollouts of its namespace that reference it. The kind comes
@@ -97,7 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.Client.Get(ctx, req.NamespacedName, ro); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if r.written.stale(ro) {
+	if r.written.Stale(ro) {
 		return reconcile.Result{RequeueAfter: reconcileutil.ConflictRetry}, nil
 	}
 	if err := reconcileutil.EnsureFinalizer(ctx, r.Client, ro, rolloutsv1beta1.RolloutFinalizer); err != nil {

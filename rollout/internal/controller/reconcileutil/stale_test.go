@@ -1,4 +1,4 @@
-package rollout
+package reconcileutil
 
 import (
 	"testing"
@@ -12,18 +12,18 @@ func TestStaleVersions(t *testing.T) {
 	ro := func(rv string) *rolloutsv1beta1.Rollout {
 		return &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: rv}}
 	}
-	var s staleVersions
-	if s.stale(ro("1")) {
+	var s StaleVersions
+	if s.Stale(ro("1")) {
 		t.Fatal("nothing written yet, nothing is stale")
 	}
-	s.record("u1", "1")
-	if !s.stale(ro("1")) {
+	s.Record("u1", "1")
+	if !s.Stale(ro("1")) {
 		t.Error("the version the write replaced must read as stale")
 	}
-	if s.stale(ro("2")) {
+	if s.Stale(ro("2")) {
 		t.Error("a newer version is current")
 	}
-	if s.stale(ro("1")) {
+	if s.Stale(ro("1")) {
 		t.Error("once a newer version was seen the entry is gone")
 	}
 }

@@ -1,0 +1,68 @@
+package deployment
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+// extraStatusInterval is the least time between two extra-status writes that only count more ready pods
+// toward a partition not reached yet. Every annotation write bumps a Deployment's generation and wakes every
+// watcher of it; written on each pod, a batch of hundreds of pods costs as many.
+const extraStatusInterval = time.Second
+
+// extraStatusDue decides whether next replaces the written extra status prev now, or after wait: a new
+// partition, the partition reached, fewer ready pods or an unreadable prev are written at once; more ready
+// pods short of the partition at most once per extraStatusInterval (since is the time since the last write).
+func extraStatusDue(prev string, next rolloutsv1beta1.DeploymentExtraStatus, since time.Duration) (write bool, wait time.Duration) {
+	var old rolloutsv1beta1.DeploymentExtraStatus
+	if err := json.Unmarshal([]byte(prev), &old); err != nil || prev == "" {
+		return true, 0
+	}
+	switch {
+	case old == next:
+		return false, 0
+	case old.ExpectedUpdatedReplicas != next.ExpectedUpdatedReplicas,
+		next.UpdatedReadyReplicas >= next.ExpectedUpdatedReplicas,
+		next.UpdatedReadyReplicas < old.UpdatedReadyReplicas,
+		since >= extraStatusInterval:
+		return true, 0
+	default:
+		return false, extraStatusInterval - since
+	}
+}
+
+// extraWrites remembers when each Deployment's extra status was last written.
+type extraWrites struct {
+	mu   sync.Mutex
+	last map[types.NamespacedName]time.Time
+}
+
+func (e *extraWrites) since(key types.NamespacedName, now time.Time) time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	at, ok := e.last[key]
+	if !ok {
+		return extraStatusInterval
+	}
+	return now.Sub(at)
+}
+
+func (e *extraWrites) wrote(key types.NamespacedName, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.last == nil {
+		e.last = map[types.NamespacedName]time.Time{}
+	}
+	e.last[key] = now
+}
+
+func (e *extraWrites) forget(key types.NamespacedName) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.last, key)
+}
