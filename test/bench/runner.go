@@ -137,7 +137,8 @@ func benchConfig(cfg *rest.Config) *rest.Config {
 }
 
 // closeEnv stops the manager and the cluster. A failed scenario keeps the
-// work directory, with the cluster's process logs copied into it.
+// work directory, with the cluster's process logs copied into it; FLOTILLA_BENCH_KEEP=1 keeps every
+// scenario's manager log.
 func (r *Runner) closeEnv(env *Env, failed bool) error {
 	if env.Manager != nil {
 		env.Manager.Stop()
@@ -149,7 +150,7 @@ func (r *Runner) closeEnv(env *Env, failed bool) error {
 		}
 		errs = append(errs, env.Cluster.Stop())
 	}
-	if failed {
+	if failed || os.Getenv("FLOTILLA_BENCH_KEEP") != "" {
 		r.logf("kept the scenario's logs in %s", env.WorkDir)
 	} else {
 		errs = append(errs, os.RemoveAll(env.WorkDir))
