@@ -244,6 +244,14 @@ var _ = Describe("Rollout of a Deployment in batches", Ordered, func() {
 		waitRollout(ctx, ns, rolloutState{Phase: "Progressing", Step: 2, State: "StepPaused"})
 		waitPods(ctx, ns, podCounts{Updated: 5, Stable: 5, Ready: 10})
 		expectRolloutEvent(ctx, ns, "upgrade step(2) canary pods with new versions done")
+		Eventually(func() []int64 {
+			obj, err := dyn.Resource(rolloutsV1beta1).Namespace(ns).Get(ctx, "rollout", metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			n, _, _ := unstructured.NestedInt64(obj.Object, "status", "canaryStatus", "canaryReplicas")
+			ready, _, _ := unstructured.NestedInt64(obj.Object, "status", "canaryStatus", "canaryReadyReplicas")
+			return []int64{n, ready}
+		}).WithContext(ctx).WithTimeout(10*time.Second).WithPolling(poll).Should(Equal([]int64{5, 5}),
+			"canaryReplicas and canaryReadyReplicas count the new pods")
 
 		By("approving again: all ten pods of version-2")
 		approveRollout(ctx, ns, "rollout")

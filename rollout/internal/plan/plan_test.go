@@ -302,6 +302,19 @@ func TestWaitingForTheWorkloadCreatesNoBatchRelease(t *testing.T) {
 	}
 }
 
+func TestRollingCountsTheNewPods(t *testing.T) {
+	s := newSim(t, replicas("50%"), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	w := RolloutWorld{Now: t0, Generation: 1, Spec: s.spec, Workload: s.workload, NoTraffic: true,
+		Batch: &BatchObs{Replicas: 5, ReadyReplicas: 3}}
+	st := PlanRollout(s.status, w).Status
+	if c := st.CanaryStatus; c.CanaryReplicas != 5 || c.CanaryReadyReplicas != 3 {
+		t.Errorf("canaryReplicas %d, canaryReadyReplicas %d; want 5 and 3", c.CanaryReplicas, c.CanaryReadyReplicas)
+	}
+}
+
 func TestRollbackTarget(t *testing.T) {
 	p := brPlan(nil, "1", "50%", "100%")
 	for _, tc := range []struct {

@@ -50,6 +50,9 @@ type BatchObs struct {
 	Completed bool
 	// Failure is why the BatchRelease cannot move its workload, if it cannot.
 	Failure string
+	// Replicas and ReadyReplicas are the pods of the new revision and the ready ones, as the BatchRelease
+	// last reported them.
+	Replicas, ReadyReplicas int32
 }
 
 // RolloutWorld is everything the Rollout planner reads.
@@ -374,6 +377,7 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 	}
 	d.Events = append(d.Events, res.Events...)
 	d.RequeueAfter = Soonest(d.RequeueAfter, res.RequeueAfter)
+	countNewPods(&d.Status, w.Batch)
 	d.Status.Message = StepMessage(*sub, steps)
 	if res.AwaitingApproval {
 		d.Health = Health{Stalled: true, Reason: ReasonAwaitingApproval, Message: d.Status.Message}
@@ -397,6 +401,18 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 		return
 	}
 	d.Plan = heldPlan(w, *sub, hold)
+}
+
+// countNewPods copies the BatchRelease's count of new pods into the status (canaryReplicas and
+// canaryReadyReplicas, or updatedReplicas and updatedReadyReplicas of a blue-green release).
+func countNewPods(st *rolloutsv1beta1.RolloutStatus, b *BatchObs) {
+	switch {
+	case b == nil:
+	case st.CanaryStatus != nil:
+		st.CanaryStatus.CanaryReplicas, st.CanaryStatus.CanaryReadyReplicas = b.Replicas, b.ReadyReplicas
+	case st.BlueGreenStatus != nil:
+		st.BlueGreenStatus.UpdatedReplicas, st.BlueGreenStatus.UpdatedReadyReplicas = b.Replicas, b.ReadyReplicas
+	}
 }
 
 // stepTrafficReady: the network is ready for the current step's batch to grow. Before a traffic step the

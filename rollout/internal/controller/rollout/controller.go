@@ -219,7 +219,7 @@ func (r *Reconciler) readBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout)
 // batchObs reads readiness only from a BatchRelease that has observed its current spec, so a stale status
 // never advances a step.
 func batchObs(br *rolloutsv1beta1.BatchRelease) *plan.BatchObs {
-	obs := &plan.BatchObs{}
+	obs := &plan.BatchObs{Replicas: br.Status.CanaryStatus.UpdatedReplicas, ReadyReplicas: br.Status.CanaryStatus.UpdatedReadyReplicas}
 	if c := plan.GetCondition(br.Status.Conditions, plan.ConditionStalled); c != nil && c.Status == corev1.ConditionTrue {
 		obs.Failure = c.Message
 	}
