@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -118,7 +119,32 @@ func (p *deploymentPartition) Finalize(ctx context.Context) (bool, error) {
 	if err := p.patch(ctx, d, want); err != nil {
 		return false, err
 	}
-	return partitionFinalizeDone(want, p.target), nil
+	if partitionFinalizeDone(want, p.target) {
+		return true, nil
+	}
+	sets, err := p.replicaSets(ctx, d)
+	if err != nil {
+		return false, err
+	}
+	return partitionRolledOut(d, sets), nil
+}
+
+// partitionRolledOut reports whether d's ReplicaSets already show the resumed Deployment rolled out: its new
+// ReplicaSet runs every pod, all available, and the old ones none. After a release that reached 100% this is
+// so the moment the Deployment resumes, and kube-controller-manager's status sync only says so later.
+func partitionRolledOut(d *appsv1.Deployment, sets []appsv1.ReplicaSet) bool {
+	newRS, old := SplitReplicaSets(d, sets)
+	replicas := partitionReplicasOf(d)
+	if newRS == nil || newRS.Status.ObservedGeneration < newRS.Generation || ptr.Deref(newRS.Spec.Replicas, 0) != replicas ||
+		newRS.Status.Replicas != replicas || newRS.Status.AvailableReplicas != replicas {
+		return false
+	}
+	for _, rs := range old {
+		if ptr.Deref(rs.Spec.Replicas, 0) != 0 || rs.Status.Replicas != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *deploymentPartition) get(ctx context.Context) (*appsv1.Deployment, error) {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -61,9 +62,11 @@ func TestDeploymentPartitionUpgradeBatch(t *testing.T) {
 	}
 
 	stale := read()
-	live := stale.DeepCopy()
-	live.Status.CollisionCount = ptr.To[int32](7)
-	if err := c.Status().Update(t.Context(), live); err != nil {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live := read()
+		live.Status.CollisionCount = ptr.To[int32](7)
+		return c.Status().Update(t.Context(), live)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if err := control.NewDeploymentPartition(staleReads{c, stale}, ours).UpgradeBatch(t.Context(), 2); err != nil {

@@ -235,6 +235,39 @@ func TestPartitionFinalizeDone(t *testing.T) {
 	}
 }
 
+func TestPartitionRolledOut(t *testing.T) {
+	d := partitionDeployment()
+	update := ComputeHash(&d.Spec.Template, nil)
+	oldTemplate := simpleTemplate()
+	oldTemplate.Spec.Containers[0].Image = "nginx:1.26"
+	available := func(rs appsv1.ReplicaSet) appsv1.ReplicaSet {
+		rs.Status.AvailableReplicas = rs.Status.ReadyReplicas
+		return rs
+	}
+	done := available(partitionRS("web-new", update, 10, 10, 200, simpleTemplate()))
+	notAvailable := partitionRS("web-new", update, 10, 10, 200, simpleTemplate())
+	short := available(partitionRS("web-new", update, 9, 9, 200, simpleTemplate()))
+	emptied := partitionRS("web-old", "old", 0, 0, 100, oldTemplate)
+	draining := partitionRS("web-old", "old", 0, 0, 100, oldTemplate)
+	draining.Status.Replicas = 1
+	tests := []struct {
+		name string
+		sets []appsv1.ReplicaSet
+		want bool
+	}{
+		{"every pod new and available, the old set empty", []appsv1.ReplicaSet{done, emptied}, true},
+		{"new pods not available yet", []appsv1.ReplicaSet{notAvailable, emptied}, false},
+		{"new set short of the replicas", []appsv1.ReplicaSet{short, emptied}, false},
+		{"an old pod still running", []appsv1.ReplicaSet{done, draining}, false},
+		{"no new set", []appsv1.ReplicaSet{emptied}, false},
+	}
+	for _, tt := range tests {
+		if got := partitionRolledOut(d, tt.sets); got != tt.want {
+			t.Errorf("%s: partitionRolledOut() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 func partitionRS(name, hash string, replicas, ready int32, created int64, template *corev1.PodTemplateSpec) appsv1.ReplicaSet {
 	tmpl := template.DeepCopy()
 	tmpl.Labels["pod-template-hash"] = hash
