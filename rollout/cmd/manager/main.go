@@ -114,6 +114,9 @@ func newManager(opts options) (ctrl.Manager, error) {
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        "flotilla-manager.kruise.io",
 		LeaderElectionNamespace: opts.leaderElectionNS,
+		LeaseDuration:           &opts.leaseDuration,
+		RenewDeadline:           &opts.renewDeadline,
+		RetryPeriod:             &opts.retryPeriod,
 		WebhookServer:           webhook.NewServer(webhook.Options{Port: opts.webhookPort, CertDir: opts.webhookCertDir}),
 		Cache:                   cacheOptions(opts),
 	})

@@ -17,6 +17,9 @@ type options struct {
 	pprofAddr          string
 	leaderElect        bool
 	leaderElectionNS   string
+	leaseDuration      time.Duration
+	renewDeadline      time.Duration
+	retryPeriod        time.Duration
 	webhookPort        int
 	webhookHost        string
 	webhookCertDir     string
@@ -42,6 +45,9 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.pprofAddr, "pprof-addr", "0", "Address net/http/pprof binds to (upstream's flag name); 0, the default, disables it.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader so that only one replica runs the controllers.")
 	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the namespace the manager runs in).")
+	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a standby waits after the leader's last renewal before taking over; a killed leader is replaced after about this plus the retry period.")
+	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up leading; less than the lease duration.")
+	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
 	fs.IntVar(&o.webhookPort, "webhook-port", 9876, "Port the admission and conversion webhook server listens on.")
 	fs.StringVar(&o.webhookHost, "webhook-host", os.Getenv("WEBHOOK_HOST"), "Serve webhooks by URL https://<host>:<port> instead of through the webhook Service (local control planes).")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", envOr("WEBHOOK_CERT_DIR", "/tmp/flotilla-webhook-certs"), "Directory the serving certificate is written to.")
