@@ -1,13 +1,13 @@
 package batchrelease
 
 import (
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/reconcileutil"
 )
 
 // counterInterval is the least time between two status writes that change only the pod counters
@@ -17,23 +17,7 @@ const counterInterval = time.Second
 
 // counterWrites remembers when each BatchRelease's status was last written.
 type counterWrites struct {
-	mu   sync.Mutex
-	last map[types.UID]time.Time
-}
-
-func (c *counterWrites) wrote(uid types.UID, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.last == nil {
-		c.last = map[types.UID]time.Time{}
-	}
-	c.last[uid] = now
-}
-
-func (c *counterWrites) forget(uid types.UID) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.last, uid)
+	reconcileutil.Timestamps[types.UID]
 }
 
 // hold returns how long to wait before writing st over br's status: zero unless st changes only the pod
@@ -42,9 +26,7 @@ func (c *counterWrites) hold(br *rolloutsv1beta1.BatchRelease, st rolloutsv1beta
 	if !countersOnly(br.Status, st) {
 		return 0
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return max(c.last[br.UID].Add(counterInterval).Sub(now), 0)
+	return max(c.Last(br.UID).Add(counterInterval).Sub(now), 0)
 }
 
 // countersOnly reports whether st differs from old in the pod counters and nowhere else.

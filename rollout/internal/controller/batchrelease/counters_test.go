@@ -23,7 +23,7 @@ func TestCounterWritesHoldOnlyCounterChanges(t *testing.T) {
 	if wait := c.hold(br, *counted, now); wait != 0 {
 		t.Errorf("first counter write held %v", wait)
 	}
-	c.wrote(br.UID, now)
+	c.Mark(br.UID, now)
 	if wait := c.hold(br, *counted, now.Add(300*time.Millisecond)); wait != 700*time.Millisecond {
 		t.Errorf("counter write 300ms after the last one held %v, want 700ms", wait)
 	}

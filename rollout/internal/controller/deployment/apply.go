@@ -131,7 +131,11 @@ func (r *Reconciler) patchExtraStatus(ctx context.Context, d *appsv1.Deployment,
 	s rolloutsv1beta1.DeploymentExtraStatus) (time.Duration, error) {
 	key := client.ObjectKeyFromObject(d)
 	now := r.Clock.Now()
-	write, wait := extraStatusDue(d.Annotations[rolloutsv1beta1.DeploymentExtraStatusAnnotation], s, r.extra.since(key, now))
+	since := extraStatusInterval
+	if last := r.extraWritten.Last(key); !last.IsZero() {
+		since = now.Sub(last)
+	}
+	write, wait := extraStatusDue(d.Annotations[rolloutsv1beta1.DeploymentExtraStatusAnnotation], s, since)
 	if !write {
 		return wait, nil
 	}
@@ -149,7 +153,7 @@ func (r *Reconciler) patchExtraStatus(ctx context.Context, d *appsv1.Deployment,
 	if err := r.Client.Patch(ctx, d, client.RawPatch(types.MergePatchType, body)); err != nil {
 		return 0, fmt.Errorf("patching the extra status of %s: %w", klog.KObj(d), err)
 	}
-	r.extra.wrote(key, now)
+	r.extraWritten.Mark(key, now)
 	return 0, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -24,6 +25,7 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/reconcileutil"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
 )
 
@@ -52,7 +54,8 @@ type Reconciler struct {
 	Workers int
 
 	expectations *expectations.Expectations
-	extra        extraWrites
+	// extraWritten is when each Deployment's extra status was last written.
+	extraWritten reconcileutil.Timestamps[types.NamespacedName]
 }
 
 // SetupWithManager registers the controller with the manager's client, cache, event recorder and the
@@ -104,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if !underControl(d) || d.DeletionTimestamp != nil {
 		r.expectations.Forget(req.NamespacedName)
-		r.extra.forget(req.NamespacedName)
+		r.extraWritten.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	s, _, err := control.DeploymentStrategyFrom(d.Annotations)

@@ -2,10 +2,7 @@ package deployment
 
 import (
 	"encoding/json"
-	"sync"
 	"time"
-
-	"k8s.io/apimachinery/pkg/types"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
@@ -34,35 +31,4 @@ func extraStatusDue(prev string, next rolloutsv1beta1.DeploymentExtraStatus, sin
 	default:
 		return false, extraStatusInterval - since
 	}
-}
-
-// extraWrites remembers when each Deployment's extra status was last written.
-type extraWrites struct {
-	mu   sync.Mutex
-	last map[types.NamespacedName]time.Time
-}
-
-func (e *extraWrites) since(key types.NamespacedName, now time.Time) time.Duration {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	at, ok := e.last[key]
-	if !ok {
-		return extraStatusInterval
-	}
-	return now.Sub(at)
-}
-
-func (e *extraWrites) wrote(key types.NamespacedName, now time.Time) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.last == nil {
-		e.last = map[types.NamespacedName]time.Time{}
-	}
-	e.last[key] = now
-}
-
-func (e *extraWrites) forget(key types.NamespacedName) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	delete(e.last, key)
 }

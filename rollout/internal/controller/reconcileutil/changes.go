@@ -7,34 +7,38 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// NetworkChanges remembers when each object's routes were last changed, so they count as in place only a grace
-// period later. It lives in memory because recording it in status would cost a write per change; after a
-// restart the first change waits its grace period again. The zero value is ready to use.
-type NetworkChanges struct {
+// Timestamps remembers one time per key in memory: when an object's routes last changed, when its status was
+// last written. Keeping it in status would cost a write each time; after a restart it starts empty. The zero
+// value is ready to use.
+type Timestamps[K comparable] struct {
 	mu   sync.Mutex
-	last map[types.UID]time.Time
+	last map[K]time.Time
 }
 
-// Changed records a change of uid's routes at at.
-func (n *NetworkChanges) Changed(uid types.UID, at time.Time) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.last == nil {
-		n.last = map[types.UID]time.Time{}
+// Mark records at for k.
+func (s *Timestamps[K]) Mark(k K, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		s.last = map[K]time.Time{}
 	}
-	n.last[uid] = at
+	s.last[k] = at
 }
 
-// LastChange is when uid's routes were last changed (zero: not since this process started).
-func (n *NetworkChanges) LastChange(uid types.UID) time.Time {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.last[uid]
+// Last is the time marked for k (zero: none since this process started).
+func (s *Timestamps[K]) Last(k K) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last[k]
 }
 
-// Forget drops an object whose routing is over.
-func (n *NetworkChanges) Forget(uid types.UID) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	delete(n.last, uid)
+// Forget drops k.
+func (s *Timestamps[K]) Forget(k K) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.last, k)
 }
+
+// NetworkChanges remembers when each object's routes were last changed, so they count as in place only a
+// grace period later.
+type NetworkChanges = Timestamps[types.UID]

@@ -37,9 +37,9 @@ func (r *Reconciler) runTraffic(ctx context.Context, ro *rolloutsv1beta1.Rollout
 		r.Recorder.Eventf(ro, nil, corev1.EventTypeWarning, plan.ReasonTrafficFailed, string(task.Kind), "%v", err)
 	case !obs.Done:
 		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "TrafficRouting", string(task.Kind), "%s", describeTask(task))
-		r.changes.Changed(ro.UID, r.Clock.Now())
+		r.changes.Mark(ro.UID, r.Clock.Now())
 	}
-	obs.LastChange = r.changes.LastChange(ro.UID)
+	obs.LastChange = r.changes.Last(ro.UID)
 	return obs
 }
 

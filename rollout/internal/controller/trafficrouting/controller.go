@@ -96,9 +96,9 @@ func (r *Reconciler) observe(ctx context.Context, tr *rolloutsv1alpha1.TrafficRo
 	f.Outcome = r.run(ctx, tr, c, routes, routesErr)
 	f.Now = r.Clock.Now()
 	if c != callNone && f.Outcome.Err == nil && !f.Outcome.Done {
-		r.changes.Changed(tr.UID, f.Now)
+		r.changes.Mark(tr.UID, f.Now)
 	}
-	f.LastChange = r.changes.LastChange(tr.UID)
+	f.LastChange = r.changes.Last(tr.UID)
 	ctrl.LoggerFrom(ctx).V(1).Info("Observed", "phase", tr.Status.Phase, "progressing", f.Progressing, "done", f.Outcome.Done)
 	return f
 }
