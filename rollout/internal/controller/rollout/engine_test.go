@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -395,20 +396,24 @@ func deployment(ns string) *appsv1.Deployment {
 // freezeDeployment changes the image and freezes the Deployment the way the workload webhook does.
 func freezeDeployment(t *testing.T, c client.Client, ns string) {
 	t.Helper()
-	d := getDeploymentObj(t, c, ns)
-	stable := ""
 	rss := &appsv1.ReplicaSetList{}
 	if err := c.List(context.Background(), rss, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
+	stable := ""
 	for _, rs := range rss.Items {
 		stable = rs.Labels["pod-template-hash"]
 	}
-	d.Labels = map[string]string{rolloutsv1beta1.DeploymentStableRevisionLabel: stable}
-	d.Annotations = map[string]string{rolloutsv1beta1.InProgressingAnnotation: `{"rolloutName":"web"}`}
-	d.Spec.Paused = true
-	d.Spec.Template.Spec.Containers[0].Image = "example.com/web:v2"
-	if err := c.Update(context.Background(), d); err != nil {
+	// kube-controller-manager and the engine write the Deployment too: retry on their conflicts.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := getDeploymentObj(t, c, ns)
+		d.Labels = map[string]string{rolloutsv1beta1.DeploymentStableRevisionLabel: stable}
+		d.Annotations = map[string]string{rolloutsv1beta1.InProgressingAnnotation: `{"rolloutName":"web"}`}
+		d.Spec.Paused = true
+		d.Spec.Template.Spec.Containers[0].Image = "example.com/web:v2"
+		return c.Update(context.Background(), d)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
