@@ -128,10 +128,15 @@ func newManager(opts options) (ctrl.Manager, error) {
 
 // cacheOptions narrows what the manager caches: ConfigMaps only from its own namespace, where the
 // configuration ConfigMap (traffic scripts) lives; caching every ConfigMap of a cluster would cost far more.
+// No cached object keeps its managedFields, which nothing here reads and which take a large share of every
+// pod's size; an update sent from a cached object leaves them out, and the API server keeps them.
 func cacheOptions(opts options) cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{opts.webhookNamespace: {}}},
-	}}
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{opts.webhookNamespace: {}}},
+		},
+	}
 }
 
 // setup wires the webhook certificates, the selected modules and the probes.

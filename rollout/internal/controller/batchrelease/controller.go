@@ -121,10 +121,15 @@ func (r *Reconciler) releasesReferencing(ctx context.Context, ns, kind, name str
 // ReplicaSet's controller. A batch is ready the moment its last pod is, and the workload's own status
 // reports that only after its controller has caught up.
 func (r *Reconciler) releasesOfPod(ctx context.Context, pod client.Object) []reconcile.Request {
+	// Every pod of the cluster passes here, all of them when the manager starts: look no further in a
+	// namespace without releases, and read the ReplicaSet without a copy.
 	owner := metav1.GetControllerOfNoCopy(pod)
-	if owner != nil && owner.Kind == "ReplicaSet" {
+	if owner == nil || !r.anyRelease(ctx, pod.GetNamespace()) {
+		return nil
+	}
+	if owner.Kind == "ReplicaSet" {
 		rs := &appsv1.ReplicaSet{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pod.GetNamespace(), Name: owner.Name}, rs); err != nil {
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pod.GetNamespace(), Name: owner.Name}, rs, client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
 		owner = metav1.GetControllerOfNoCopy(rs)
@@ -133,6 +138,13 @@ func (r *Reconciler) releasesOfPod(ctx context.Context, pod client.Object) []rec
 		return nil
 	}
 	return r.releasesReferencing(ctx, pod.GetNamespace(), owner.Kind, owner.Name)
+}
+
+// anyRelease reports whether namespace ns holds a BatchRelease.
+func (r *Reconciler) anyRelease(ctx context.Context, ns string) bool {
+	list := &rolloutsv1beta1.BatchReleaseList{}
+	err := r.Client.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy)
+	return err == nil && len(list.Items) > 0
 }
 
 // podProgress passes the pod events a release acts on: a new pod (to label), a pod going away, and a change
@@ -160,7 +172,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !br.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
-		r.counted.forget(br.UID)
+		r.counted.Forget(br.UID)
 		return reconcile.Result{}, nil
 	}
 	if r.written.Stale(br) {
@@ -358,7 +370,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, br *rolloutsv1beta1.BatchR
 		return fmt.Errorf("writing status: %w", err)
 	}
 	r.written.Record(br.UID, replaced)
-	r.counted.wrote(br.UID, r.Clock.Now())
+	r.counted.Mark(br.UID, r.Clock.Now())
 	return nil
 }
 
