@@ -43,7 +43,14 @@ func TestDeploymentPartitionUpgradeBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours, theirs := partitionTarget(ns, d.Name), partitionTarget(ns, d.Name)
-	if err := control.NewDeploymentPartition(c, ours).Initialize(t.Context()); err != nil {
+	// Initialize is guarded by resourceVersion; the BatchRelease retries its conflicts with
+	// kube-controller-manager's status writes, and so does the test.
+	initialize := func(target control.Target) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			return control.NewDeploymentPartition(c, target).Initialize(t.Context())
+		})
+	}
+	if err := initialize(ours); err != nil {
 		t.Fatal(err)
 	}
 	read := func() *appsv1.Deployment {
@@ -90,7 +97,7 @@ func TestDeploymentPartitionUpgradeBatch(t *testing.T) {
 		t.Fatalf("strategy %s, want the one written meanwhile", got)
 	}
 
-	if err := control.NewDeploymentPartition(c, theirs).Initialize(t.Context()); err != nil {
+	if err := initialize(theirs); err != nil {
 		t.Fatal(err)
 	}
 	if err := control.NewDeploymentPartition(c, ours).UpgradeBatch(t.Context(), 3); err == nil {
