@@ -79,6 +79,9 @@ func run() error {
 	opts := options{featureGates: gates, zap: zap.Options{}}
 	opts.bind(flag.CommandLine)
 	flag.Parse()
+	if err := opts.validate(); err != nil {
+		return err
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.zap)))
 	ctx := ctrl.SetupSignalHandler()
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -58,6 +59,23 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.enableModules, "enable-modules", "*", "Comma-separated modules to run, or * for all.")
 	fs.Var(gateFlag{o.featureGates}, "feature-gates", "Feature gates: "+strings.Join(o.featureGates.KnownFeatures(), "; "))
 	o.zap.BindFlags(fs)
+}
+
+// validate rejects flag values the manager would otherwise fail on only once it starts electing, with a
+// message that names the flags.
+func (o *options) validate() error {
+	switch {
+	case o.retryPeriod <= 0:
+		return fmt.Errorf("--leader-election-retry-period=%v: must be positive", o.retryPeriod)
+	case o.renewDeadline <= o.retryPeriod*6/5:
+		// client-go's own rule: a renewal attempt may wait up to 1.2 retry periods.
+		return fmt.Errorf("--leader-election-renew-deadline=%v: must be longer than 1.2 × --leader-election-retry-period=%v",
+			o.renewDeadline, o.retryPeriod)
+	case o.leaseDuration <= o.renewDeadline:
+		return fmt.Errorf("--leader-election-lease-duration=%v: must be longer than --leader-election-renew-deadline=%v",
+			o.leaseDuration, o.renewDeadline)
+	}
+	return nil
 }
 
 func (o *options) modules() []string {
