@@ -117,14 +117,16 @@ func (r *Reconciler) releasesReferencing(ctx context.Context, ns, kind, name str
 	return out
 }
 
-// releasesOfPod maps a pod to the releases of its workload: its controller, or for a ReplicaSet's pod the
-// ReplicaSet's controller. A batch is ready the moment its last pod is, and the workload's own status
+// releasesOfPod maps a pod to the unfinished releases of its workload: its controller, or for a ReplicaSet's
+// pod the ReplicaSet's controller. A batch is ready the moment its last pod is, and the workload's own status
 // reports that only after its controller has caught up.
 func (r *Reconciler) releasesOfPod(ctx context.Context, pod client.Object) []reconcile.Request {
-	// Every pod of the cluster passes here, all of them when the manager starts: look no further in a
-	// namespace without releases, and read the ReplicaSet without a copy.
+	// Every pod of the cluster passes here, all of them when the manager starts: one uncopied list of the
+	// namespace's releases, nothing more where it has none, and the ReplicaSet read without a copy.
 	owner := metav1.GetControllerOfNoCopy(pod)
-	if owner == nil || !r.anyRelease(ctx, pod.GetNamespace()) {
+	list := &rolloutsv1beta1.BatchReleaseList{}
+	if owner == nil || r.Client.List(ctx, list, client.InNamespace(pod.GetNamespace()), client.UnsafeDisableDeepCopy) != nil ||
+		len(list.Items) == 0 {
 		return nil
 	}
 	if owner.Kind == "ReplicaSet" {
@@ -132,19 +134,18 @@ func (r *Reconciler) releasesOfPod(ctx context.Context, pod client.Object) []rec
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pod.GetNamespace(), Name: owner.Name}, rs, client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
-		owner = metav1.GetControllerOfNoCopy(rs)
+		if owner = metav1.GetControllerOfNoCopy(rs); owner == nil {
+			return nil
+		}
 	}
-	if owner == nil {
-		return nil
+	var out []reconcile.Request
+	for i := range list.Items {
+		br := &list.Items[i]
+		if workloadRefKey(br)[0] == owner.Kind+"/"+owner.Name && br.Status.Phase != rolloutsv1beta1.RolloutPhaseCompleted {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(br)})
+		}
 	}
-	return r.releasesReferencing(ctx, pod.GetNamespace(), owner.Kind, owner.Name)
-}
-
-// anyRelease reports whether namespace ns holds a BatchRelease.
-func (r *Reconciler) anyRelease(ctx context.Context, ns string) bool {
-	list := &rolloutsv1beta1.BatchReleaseList{}
-	err := r.Client.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy)
-	return err == nil && len(list.Items) > 0
+	return out
 }
 
 // podProgress passes the pod events a release acts on: a new pod (to label), a pod going away, and a change
