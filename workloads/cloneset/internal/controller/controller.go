@@ -20,6 +20,7 @@ import (
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
 )
 
@@ -88,7 +89,7 @@ func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
 		r.Client = mgr.GetClient()
 	}
 	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder(ControllerName)
+		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()

@@ -148,6 +148,24 @@ func TestCreateLabelsPodsAndReportsStatus(t *testing.T) {
 	if n := len(eventReasons(t, c, cs)["SuccessfulCreate"]); n != 3 {
 		t.Fatalf("%d SuccessfulCreate events, want 3", n)
 	}
+	// Without hooks a new pod's state and its gates' conditions go in one pods/status write. A pod the
+	// scheduler bound in between is settled in two writes instead, so one such pod is enough here.
+	if !slices.ContainsFunc(got, settledInOneWrite) {
+		t.Fatalf("no pod has its lifecycle state and readiness conditions from one status write")
+	}
+}
+
+// settledInOneWrite reports whether one pods/status write set both the lifecycle state label and the
+// InPlaceUpdateReady condition, as its managed fields tell.
+func settledInOneWrite(p corev1.Pod) bool {
+	return slices.ContainsFunc(p.ManagedFields, func(m metav1.ManagedFieldsEntry) bool {
+		fields := ""
+		if m.FieldsV1 != nil {
+			fields = string(m.FieldsV1.Raw)
+		}
+		return m.Subresource == "status" && strings.Contains(fields, `"f:`+kruiseappspub.LifecycleStateKey+`"`) &&
+			strings.Contains(fields, `"k:{\"type\":\"`+string(kruiseappspub.InPlaceUpdateReady)+`\"}"`)
+	})
 }
 
 func TestInPlaceUpdateKeepsPods(t *testing.T) {

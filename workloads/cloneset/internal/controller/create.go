@@ -97,25 +97,21 @@ func (s *settler) start(ctx context.Context, p *corev1.Pod) {
 func (s *settler) wait() { s.wg.Wait() }
 
 // settleNew does for a pod just created what the next pass's refresh would: the readiness gates'
-// conditions, then the lifecycle state. Written before the kubelet starts the pod, the conditions let it
+// conditions and the lifecycle state. Written before the kubelet starts the pod, the conditions let it
 // report Ready in its first status instead of a second one after this write; and the pass after a large
 // scale-up has no thousand pods left to settle. Whatever fails here, refresh does again.
 func (r *Reconciler) settleNew(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod) error {
-	if err := r.initReadiness(ctx, cs, p); err != nil {
-		return err
-	}
-	return r.applyDecision(ctx, cs, p, decide(cs, p, lifecycle.IntentSettle))
+	return r.applyDecision(ctx, cs, p, decide(cs, p, lifecycle.IntentSettle), initReadiness(metav1.NewTime(r.Clock.Now())))
 }
 
-// initReadiness sets the conditions of both readiness gates of a new pod in one write, sparing the pod
-// readiness controller its own.
-func (r *Reconciler) initReadiness(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod) error {
-	at := metav1.NewTime(r.Clock.Now())
-	return r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool {
+// initReadiness sets the conditions of both readiness gates of a new pod, sparing the pod readiness
+// controller its own write.
+func initReadiness(at metav1.Time) func(*corev1.Pod) bool {
+	return func(p *corev1.Pod) bool {
 		set := inplaceupdate.SetReady(p, true, at)
 		initialised := podreadiness.InitCondition(p, at)
 		return set || initialised
-	})
+	}
 }
 
 // newPods builds the planned pods; a creation without an id gets a fresh one no pod or claim uses.

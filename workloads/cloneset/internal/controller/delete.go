@@ -27,7 +27,7 @@ func (r *Reconciler) deletePods(ctx context.Context, cs *kruiseappsv1alpha1.Clon
 // PreparingDelete and is deleted by a later reconcile, once the hook's owner lets go.
 func (r *Reconciler) deletePod(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, p *corev1.Pod) error {
 	d := decide(cs, p, lifecycle.IntentDelete)
-	if err := r.applyDecision(ctx, cs, p, d); err != nil || !d.Proceed {
+	if err := r.applyDecision(ctx, cs, p, d, nil); err != nil || !d.Proceed {
 		return err
 	}
 	if err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID}); err != nil {

@@ -18,19 +18,28 @@ func decide(cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod, intent lifecycle.Int
 	return lifecycle.Plan(cs.Spec.Lifecycle, p, intent)
 }
 
-// applyDecision writes a lifecycle decision: the KruisePodReady holders first (so that the hook's operator
-// sees the pod out of its endpoints before it sees the state it acts on), then the state label.
-func (r *Reconciler) applyDecision(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod, d lifecycle.Decision) error {
+// applyDecision writes a lifecycle decision together with the status change pending for the pod (nil when
+// none). With lifecycle hooks, the KruisePodReady holders are written first (so that the hook's operator
+// sees the pod out of its endpoints before it sees the state it acts on), then the state label; without
+// them, one write carries both.
+func (r *Reconciler) applyDecision(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod, d lifecycle.Decision, pending func(*corev1.Pod) bool) error {
 	now := r.Clock.Now()
-	if lifecycle.State(p) == d.State && !readinessChanges(p, d, now) {
+	if pending == nil && lifecycle.State(p) == d.State && !readinessChanges(p, d, now) {
 		// The common case on every reconcile: spare the writers' deep copies of every pod.
 		return nil
 	}
-	if err := r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool { return lifecycle.ApplyReadiness(p, d, now) }); err != nil {
-		return err
+	status := func(p *corev1.Pod) bool {
+		changed := pending != nil && pending(p)
+		return lifecycle.ApplyReadiness(p, d, now) || changed
 	}
-	if cs.Spec.Lifecycle == nil {
-		return r.patchStateTested(ctx, cs, p, d.State)
+	switch {
+	case lifecycle.State(p) == d.State:
+		return r.patchPodStatus(ctx, cs, p, status)
+	case cs.Spec.Lifecycle == nil:
+		return r.patchStatusAndState(ctx, cs, p, status, d.State)
+	}
+	if err := r.patchPodStatus(ctx, cs, p, status); err != nil {
+		return err
 	}
 	return r.patchPod(ctx, cs, p, func(p *corev1.Pod) bool { return lifecycle.SetState(p, d.State, now) })
 }

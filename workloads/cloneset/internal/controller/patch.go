@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -124,4 +126,77 @@ func stateOps(old, next *corev1.Pod) []jsonPatchOp {
 // jsonPointerEscape escapes a map key for a JSON pointer (RFC 6901).
 func jsonPointerEscape(key string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+}
+
+// patchStatusAndState writes a status change and the lifecycle state move in one pods/status write: that
+// endpoint keeps label and annotation changes (it protects only the spec and owner references). It serves
+// pods without lifecycle hooks, where no operator needs to see the readiness change before the state. A
+// JSON patch tests the state label and the index of every condition it replaces; when a test fails (the
+// pod moved on meanwhile), the two writes are made apart, each with its own guard.
+func (r *Reconciler) patchStatusAndState(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod, status func(*corev1.Pod) bool, state kruiseappspub.LifecycleStateType) error {
+	next := p.DeepCopy()
+	status(next)
+	lifecycle.SetState(next, state, r.Clock.Now())
+	labelOps := stateOps(p, next)
+	if labelOps == nil {
+		return r.patchApart(ctx, cs, p, status, state)
+	}
+	condOps, ok := conditionOps(p, next)
+	if !ok {
+		return r.patchApart(ctx, cs, p, status, state)
+	}
+	raw, err := json.Marshal(append(labelOps, condOps...))
+	if err != nil {
+		return fmt.Errorf("encode the settle patch of pod %s: %w", p.Name, err)
+	}
+	err = r.Client.Status().Patch(ctx, next, client.RawPatch(types.JSONPatchType, raw))
+	switch {
+	case apierrors.IsInvalid(err) || apierrors.IsConflict(err):
+		return r.patchApart(ctx, cs, p, status, state)
+	case err != nil:
+		return fmt.Errorf("patch status and state of pod %s: %w", p.Name, err)
+	}
+	r.expectations.Updated(client.ObjectKeyFromObject(cs), next.Name, next.ResourceVersion)
+	*p = *next
+	return nil
+}
+
+// patchApart writes the status change, then the state move.
+func (r *Reconciler) patchApart(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod, status func(*corev1.Pod) bool, state kruiseappspub.LifecycleStateType) error {
+	if err := r.patchPodStatus(ctx, cs, p, status); err != nil {
+		return err
+	}
+	return r.patchStateTested(ctx, cs, p, state)
+}
+
+// conditionOps are the operations that turn old's conditions into next's: a changed condition is replaced
+// at its index after a test of the type found there, a new one is appended. A pod without conditions gets
+// them whole, guarded by its resourceVersion, since adding the list would replace one written meanwhile.
+// ok is false when next drops a condition, which these operations do not express.
+func conditionOps(old, next *corev1.Pod) (ops []jsonPatchOp, ok bool) {
+	for _, o := range old.Status.Conditions {
+		if !slices.ContainsFunc(next.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == o.Type }) {
+			return nil, false
+		}
+	}
+	if len(old.Status.Conditions) == 0 {
+		if len(next.Status.Conditions) == 0 {
+			return nil, true
+		}
+		return []jsonPatchOp{
+			{Op: "test", Path: "/metadata/resourceVersion", Value: old.ResourceVersion},
+			{Op: "add", Path: "/status/conditions", Value: next.Status.Conditions},
+		}, true
+	}
+	for _, c := range next.Status.Conditions {
+		i := slices.IndexFunc(old.Status.Conditions, func(o corev1.PodCondition) bool { return o.Type == c.Type })
+		switch {
+		case i < 0:
+			ops = append(ops, jsonPatchOp{Op: "add", Path: "/status/conditions/-", Value: c})
+		case !equality.Semantic.DeepEqual(old.Status.Conditions[i], c):
+			at := "/status/conditions/" + strconv.Itoa(i)
+			ops = append(ops, jsonPatchOp{Op: "test", Path: at + "/type", Value: c.Type}, jsonPatchOp{Op: "replace", Path: at, Value: c})
+		}
+	}
+	return ops, true
 }

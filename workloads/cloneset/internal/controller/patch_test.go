@@ -49,3 +49,46 @@ func TestStateOps(t *testing.T) {
 		})
 	}
 }
+
+func TestConditionOps(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 12, 3, 1, 2, 3, 0, time.UTC))
+	cond := func(t corev1.PodConditionType, s corev1.ConditionStatus) corev1.PodCondition {
+		return corev1.PodCondition{Type: t, Status: s, LastTransitionTime: at}
+	}
+	pod := func(rv string, cs ...corev1.PodCondition) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}, Status: corev1.PodStatus{Conditions: cs}}
+	}
+	stamp := `"lastProbeTime":null,"lastTransitionTime":"2026-12-03T01:02:03Z"`
+	cases := []struct {
+		name      string
+		old, next *corev1.Pod
+		want      string
+		ok        bool
+	}{
+		{name: "no conditions before: the list, guarded by the version",
+			old: pod("5"), next: pod("5", cond("InPlaceUpdateReady", "True")), ok: true,
+			want: `[{"op":"test","path":"/metadata/resourceVersion","value":"5"},` +
+				`{"op":"add","path":"/status/conditions","value":[{"type":"InPlaceUpdateReady","status":"True",` + stamp + `}]}]`},
+		{name: "a changed condition is replaced where its type is",
+			old:  pod("5", cond("PodScheduled", "True"), cond("InPlaceUpdateReady", "False")),
+			next: pod("5", cond("PodScheduled", "True"), cond("InPlaceUpdateReady", "True")), ok: true,
+			want: `[{"op":"test","path":"/status/conditions/1/type","value":"InPlaceUpdateReady"},` +
+				`{"op":"replace","path":"/status/conditions/1","value":{"type":"InPlaceUpdateReady","status":"True",` + stamp + `}}]`},
+		{name: "a new condition is appended",
+			old:  pod("5", cond("PodScheduled", "True")),
+			next: pod("5", cond("PodScheduled", "True"), cond("KruisePodReady", "True")), ok: true,
+			want: `[{"op":"add","path":"/status/conditions/-","value":{"type":"KruisePodReady","status":"True",` + stamp + `}}]`},
+		{name: "nothing changed", old: pod("5", cond("PodScheduled", "True")), next: pod("5", cond("PodScheduled", "True")), ok: true, want: "null"},
+		{name: "a dropped condition cannot be expressed",
+			old: pod("5", cond("PodScheduled", "True"), cond("KruisePodReady", "True")), next: pod("5", cond("PodScheduled", "True")), want: "null"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ops, ok := conditionOps(c.old, c.next)
+			got, err := json.Marshal(ops)
+			if err != nil || string(got) != c.want || ok != c.ok {
+				t.Fatalf("conditionOps = %s, %v, %v\nwant %s, %v", got, ok, err, c.want, c.ok)
+			}
+		})
+	}
+}

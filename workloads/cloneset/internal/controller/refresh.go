@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,43 +29,58 @@ func (r *Reconciler) refreshPod(ctx context.Context, cs *kruiseappsv1alpha1.Clon
 	if lifecycle.State(p) == kruiseappspub.LifecycleStatePreparingDelete {
 		return r.deletePod(ctx, cs, w, p)
 	}
-	done, err := r.finishInPlace(ctx, cs, w, p)
+	fin, err := r.finishInPlace(ctx, cs, w, p)
 	if err != nil {
 		return err
 	}
-	d := decide(cs, p, settleIntent(p, revs.update.Name, done))
-	return r.applyDecision(ctx, cs, p, d)
+	d := decide(cs, p, settleIntent(p, revs.update.Name, fin.done))
+	if err := r.applyDecision(ctx, cs, p, d, fin.status); err != nil {
+		return err
+	}
+	if fin.started != nil {
+		observeInPlace(inPlaceSeconds, *fin.started, fin.at)
+	}
+	return nil
 }
 
-// finishInPlace sets InPlaceUpdateReady back to True once the kubelet runs every updated container, and
-// reports whether the pod has no in-place update pending.
-func (r *Reconciler) finishInPlace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, p *corev1.Pod) (bool, error) {
+// inPlaceFinish is how far a pod's in-place update has come.
+type inPlaceFinish struct {
+	// done: no in-place update is pending once status is written.
+	done bool
+	// status is the status change that finishes the update (or initialises the readiness gates); nil if none.
+	status func(*corev1.Pod) bool
+	// started is when the update this pass completes began, for the duration metric; at is now.
+	started *time.Time
+	at      time.Time
+}
+
+// finishInPlace tells whether the pod has no in-place update pending, and which status change finishes it:
+// InPlaceUpdateReady back to True once the kubelet runs every updated container.
+func (r *Reconciler) finishInPlace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, p *corev1.Pod) (inPlaceFinish, error) {
 	at := metav1.NewTime(r.Clock.Now())
 	if inplaceupdate.Uninitialized(p) {
 		// A pod whose creation-time write failed, or created before this controller ran.
-		return true, r.initReadiness(ctx, cs, p)
+		return inPlaceFinish{done: true, status: initReadiness(at)}, nil
 	}
 	if inplaceupdate.Ready(p) {
-		return true, nil
+		return inPlaceFinish{done: true}, nil
 	}
 	if held, err := r.resumeAfterGrace(ctx, cs, w, p); held || err != nil {
-		return false, err
+		return inPlaceFinish{}, err
 	}
 	done, err := inplaceupdate.Completed(p)
 	if err != nil {
 		r.Recorder.Eventf(cs, p, corev1.EventTypeWarning, "InvalidInPlaceUpdateState", "Update", "pod %s: %v", p.Name, err)
-		return false, nil
+		return inPlaceFinish{}, nil
 	}
 	if !done {
-		return false, nil
+		return inPlaceFinish{}, nil
 	}
-	if err := r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool { return inplaceupdate.SetReady(p, true, at) }); err != nil {
-		return false, err
-	}
+	fin := inPlaceFinish{done: true, at: at.Time, status: func(p *corev1.Pod) bool { return inplaceupdate.SetReady(p, true, at) }}
 	if state, _ := kruiseappspub.ParseInPlaceUpdateState(p); state != nil {
-		observeInPlace(inPlaceSeconds, state.UpdateTimestamp.Time, at.Time)
+		fin.started = &state.UpdateTimestamp.Time
 	}
-	return true, nil
+	return fin, nil
 }
 
 // resumeAfterGrace applies an update deferred by inPlaceUpdateStrategy.gracePeriodSeconds once its grace is

@@ -49,7 +49,7 @@ func (r *Reconciler) updatePod(ctx context.Context, cs *kruiseappsv1alpha1.Clone
 func (r *Reconciler) updateInPlace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, revs *revisions, p *corev1.Pod, spec *inplaceupdate.Spec) error {
 	d := decide(cs, p, lifecycle.IntentUpdate)
 	if !d.Proceed {
-		return r.applyDecision(ctx, cs, p, d)
+		return r.applyDecision(ctx, cs, p, d, nil)
 	}
 	at := metav1.NewTime(r.Clock.Now())
 	err := r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool {
