@@ -152,6 +152,24 @@ var _ = Describe("CloneSet stories", func() {
 		Expect(metav1.GetControllerOf(cr).Name).To(Equal("nginx"))
 	})
 
+	It("calls the pod webhook only for apps.kruise.io pods that lack the KruisePodReady gate", func(ctx SpecContext) {
+		const ns = "e2e-cs-pod-webhook"
+		before := podWebhookCalls(ctx)
+		applySeedCloneSet(ctx, "001-cloneset-nginx.yaml", ns, nil)
+		waitCloneSet(ctx, ns, 1, 1)
+		plain := createBarePod(ctx, ns, "plain", nil)
+		Expect(plain.Spec.ReadinessGates).To(BeEmpty())
+		Expect(podWebhookCalls(ctx)).To(Equal(before), "asked about the CloneSet's own pod or a pod no workload controls")
+
+		cs, err := target{gvr: cloneSets, namespaced: true, namespace: ns}.client().Get(ctx, seedCloneSet, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		foreign := createBarePod(ctx, ns, "foreign", &metav1.OwnerReference{
+			APIVersion: "apps.kruise.io/v1alpha1", Kind: "CloneSet", Name: cs.GetName(), UID: cs.GetUID(), Controller: new(true),
+		})
+		Expect(foreign.Spec.ReadinessGates).To(ConsistOf(corev1.PodReadinessGate{ConditionType: "KruisePodReady"}))
+		Expect(podWebhookCalls(ctx)).To(Equal(before + 1))
+	})
+
 	It("scales up one pod at a time with minReadySeconds and scaleStrategy.maxUnavailable, then deletes the named pod", func(ctx SpecContext) {
 		const ns = "e2e-cs-scale"
 		const minReady = 3
@@ -493,3 +511,34 @@ var _ = Describe("CloneSet lifecycle hooks", func() {
 		w.expect(ctx, ns, 3, 2)
 	})
 })
+
+// createBarePod creates a pod the way another controller would, with owner as its controller reference.
+func createBarePod(ctx context.Context, ns, name string, owner *metav1.OwnerReference) *corev1.Pod {
+	GinkgoHelper()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "bare"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "nginx:alpine"}}},
+	}
+	if owner != nil {
+		p.OwnerReferences = []metav1.OwnerReference{*owner}
+	}
+	got, err := kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return got
+}
+
+// podWebhookCalls is how many admission requests the manager's pod webhook has answered.
+func podWebhookCalls(ctx context.Context) int {
+	GinkgoHelper()
+	total := 0
+	for _, line := range strings.Split(scrape(ctx, "http://"+manager.MetricsAddr+"/metrics"), "\n") {
+		if !strings.HasPrefix(line, "controller_runtime_webhook_requests_total{") || !strings.Contains(line, `webhook="/mutate-pod"`) {
+			continue
+		}
+		var n int
+		_, err := fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &n)
+		Expect(err).NotTo(HaveOccurred(), line)
+		total += n
+	}
+	return total
+}
