@@ -130,30 +130,37 @@ func jsonPointerEscape(key string) string {
 
 // patchStatusAndState writes a status change and the lifecycle state move in one pods/status write: that
 // endpoint keeps label and annotation changes (it protects only the spec and owner references). It serves
-// pods without lifecycle hooks, where no operator needs to see the readiness change before the state. A
-// JSON patch tests the state label and the index of every condition it replaces; when a test fails (the
-// pod moved on meanwhile), the two writes are made apart, each with its own guard.
+// pods without lifecycle hooks, where no operator needs to see the readiness change before the state.
+// A pod with conditions gets a JSON patch that tests the state label and the index of every condition it
+// replaces; when a test fails (the pod moved on meanwhile), the two writes are made apart, each with its own
+// guard. A pod without conditions is one this controller has just created, whose state nobody else moves:
+// a strategic merge patch then keeps whatever conditions the scheduler has added meanwhile.
 func (r *Reconciler) patchStatusAndState(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod, status func(*corev1.Pod) bool, state kruiseappspub.LifecycleStateType) error {
 	next := p.DeepCopy()
 	status(next)
 	lifecycle.SetState(next, state, r.Clock.Now())
-	labelOps := stateOps(p, next)
-	if labelOps == nil {
-		return r.patchApart(ctx, cs, p, status, state)
+	if len(p.Status.Conditions) == 0 {
+		return r.writePodStatus(ctx, cs, p, next, client.StrategicMergeFrom(p))
 	}
+	labelOps := stateOps(p, next)
 	condOps, ok := conditionOps(p, next)
-	if !ok {
+	if labelOps == nil || !ok {
 		return r.patchApart(ctx, cs, p, status, state)
 	}
 	raw, err := json.Marshal(append(labelOps, condOps...))
 	if err != nil {
 		return fmt.Errorf("encode the settle patch of pod %s: %w", p.Name, err)
 	}
-	err = r.Client.Status().Patch(ctx, next, client.RawPatch(types.JSONPatchType, raw))
-	switch {
-	case apierrors.IsInvalid(err) || apierrors.IsConflict(err):
+	err = r.writePodStatus(ctx, cs, p, next, client.RawPatch(types.JSONPatchType, raw))
+	if apierrors.IsInvalid(err) || apierrors.IsConflict(err) {
 		return r.patchApart(ctx, cs, p, status, state)
-	case err != nil:
+	}
+	return err
+}
+
+// writePodStatus sends patch to the pod's status and makes p the written pod.
+func (r *Reconciler) writePodStatus(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p, next *corev1.Pod, patch client.Patch) error {
+	if err := r.Client.Status().Patch(ctx, next, patch); err != nil {
 		return fmt.Errorf("patch status and state of pod %s: %w", p.Name, err)
 	}
 	r.expectations.Updated(client.ObjectKeyFromObject(cs), next.Name, next.ResourceVersion)
@@ -170,23 +177,17 @@ func (r *Reconciler) patchApart(ctx context.Context, cs *kruiseappsv1alpha1.Clon
 }
 
 // conditionOps are the operations that turn old's conditions into next's: a changed condition is replaced
-// at its index after a test of the type found there, a new one is appended. A pod without conditions gets
-// them whole, guarded by its resourceVersion, since adding the list would replace one written meanwhile.
-// ok is false when next drops a condition, which these operations do not express.
+// at its index after a test of the type found there, a new one is appended. ok is false when old has no
+// conditions (the list to append to may have appeared meanwhile) or next drops one: these operations
+// express neither.
 func conditionOps(old, next *corev1.Pod) (ops []jsonPatchOp, ok bool) {
+	if len(old.Status.Conditions) == 0 {
+		return nil, false
+	}
 	for _, o := range old.Status.Conditions {
 		if !slices.ContainsFunc(next.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == o.Type }) {
 			return nil, false
 		}
-	}
-	if len(old.Status.Conditions) == 0 {
-		if len(next.Status.Conditions) == 0 {
-			return nil, true
-		}
-		return []jsonPatchOp{
-			{Op: "test", Path: "/metadata/resourceVersion", Value: old.ResourceVersion},
-			{Op: "add", Path: "/status/conditions", Value: next.Status.Conditions},
-		}, true
 	}
 	for _, c := range next.Status.Conditions {
 		i := slices.IndexFunc(old.Status.Conditions, func(o corev1.PodCondition) bool { return o.Type == c.Type })
