@@ -1,6 +1,7 @@
 package eventbudget
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -24,8 +25,8 @@ func (c *capture) Eventf(regarding, related runtime.Object, _, reason, _, _ stri
 	c.got = append(c.got, recorded{regardingRV: regarding.(*corev1.ConfigMap).ResourceVersion, related: related != nil, reason: reason})
 }
 
-func owner(uid, rv string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: uid, UID: types.UID("uid-" + uid), ResourceVersion: rv}}
+func owner(uid string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: uid, UID: types.UID("uid-" + uid), ResourceVersion: "7"}}
 }
 
 var pod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
@@ -79,7 +80,7 @@ func TestRecorder(t *testing.T) {
 				if e.related {
 					related = pod
 				}
-				o := owner(e.owner, "7")
+				o := owner(e.owner)
 				r.Eventf(o, related, corev1.EventTypeNormal, e.reason, "Act", "note")
 				if o.ResourceVersion != "7" {
 					t.Fatalf("the caller's object was changed")
@@ -101,12 +102,12 @@ func TestPruneKeepsLiveTallies(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Unix(0, 0))
 	r := NewWithClock(&capture{}, 1, time.Minute, clk)
 	for i := range pruneAbove {
-		r.Eventf(owner(string(rune('a'+i%26))+string(rune(i)), "7"), pod, "", "Create", "", "")
+		r.Eventf(owner(fmt.Sprint("owner-", i)), pod, "", "Create", "", "")
 	}
 	clk.SetTime(clk.Now().Add(30 * time.Second))
-	r.Eventf(owner("fresh", "7"), pod, "", "Create", "", "")
+	r.Eventf(owner("fresh"), pod, "", "Create", "", "")
 	clk.SetTime(clk.Now().Add(40 * time.Second))
-	r.Eventf(owner("newest", "7"), pod, "", "Create", "", "")
+	r.Eventf(owner("newest"), pod, "", "Create", "", "")
 	if len(r.tallies) != 2 {
 		t.Fatalf("after pruning %d tallies are kept, want the 2 of the last minute", len(r.tallies))
 	}

@@ -2,7 +2,6 @@ package inplaceupdate
 
 import (
 	"maps"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -82,15 +81,15 @@ func mapDiff(oldM, newM map[string]string) (map[string]string, []string) {
 	return set, removed
 }
 
-// changedKeys are the fieldRef paths whose value the update changes.
+// changedKeys are the labels and annotations ("labels/<key>", "annotations/<key>") the update changes.
 func (s *Spec) changedKeys() map[string]bool {
 	keys := map[string]bool{}
 	add := func(kind string, m map[string]string, removed []string) {
 		for k := range maps.Keys(m) {
-			keys["metadata."+kind+"['"+k+"']"] = true
+			keys[kind+"/"+k] = true
 		}
 		for _, k := range removed {
-			keys["metadata."+kind+"['"+k+"']"] = true
+			keys[kind+"/"+k] = true
 		}
 	}
 	add("labels", s.Labels, s.RemovedLabels)
@@ -110,8 +109,10 @@ func containersReadingMetadata(spec *corev1.PodSpec, changed map[string]bool) []
 
 func readsAny(env []corev1.EnvVar, changed map[string]bool) bool {
 	for _, e := range env {
-		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil &&
-			changed[strings.ReplaceAll(e.ValueFrom.FieldRef.FieldPath, `"`, "'")] {
+		if e.ValueFrom == nil || e.ValueFrom.FieldRef == nil {
+			continue
+		}
+		if kind, key, ok := metadataKey(e.ValueFrom.FieldRef.FieldPath); ok && changed[kind+"/"+key] {
 			return true
 		}
 	}

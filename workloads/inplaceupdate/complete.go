@@ -10,7 +10,9 @@ import (
 
 // Completed reports whether the kubelet has run every container an in-place update changed: each one
 // reports an image ID other than the one recorded when the update started, or already runs the spec's
-// image. A pod without the state annotation has nothing pending; one still in its grace period is not done.
+// image; and, when the update changed metadata that env vars read, each such container runs with the new
+// values (envRestarted). A pod without the state annotation has nothing pending; one still in its grace
+// period is not done.
 // A malformed annotation is an error.
 func Completed(pod *corev1.Pod) (bool, error) {
 	if _, deferred := kruiseappspub.GetInPlaceUpdateGrace(pod); deferred {
@@ -25,7 +27,7 @@ func Completed(pod *corev1.Pod) (bool, error) {
 			return false, nil
 		}
 	}
-	return true, nil
+	return !state.UpdateEnvFromMetadata || envRestarted(pod), nil
 }
 
 func containerRestarted(pod *corev1.Pod, name, lastImageID string) bool {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"time"
@@ -17,11 +18,13 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/flotilla-dev/flotilla/nodeagent/cri"
+	"github.com/flotilla-dev/flotilla/nodeagent/internal/containermeta"
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/containerrecreate"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
@@ -76,6 +79,9 @@ func run() error {
 	if err := (&containerrecreate.Reconciler{NodeName: nodeName, Runtime: rt}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ContainerRecreateRequest executor: %w", err)
 	}
+	if err := (&containermeta.Reconciler{NodeName: nodeName, Runtime: rt}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the container meta reporter: %w", err)
+	}
 	ctrl.Log.Info("Starting node agent", "node", nodeName)
 	return mgr.Start(ctx)
 }
@@ -115,7 +121,7 @@ func newManager(opts options, nodeName string, rt cri.Runtime) (ctrl.Manager, er
 			"/healthz": healthzHandler(rt),
 		}},
 		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{ByObject: containerrecreate.CacheByObject(nodeName)},
+		Cache:                  cache.Options{ByObject: cacheByObject(nodeName)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
@@ -125,6 +131,13 @@ func newManager(opts options, nodeName string, rt cri.Runtime) (ctrl.Manager, er
 
 // healthzHandler serves /healthz (every check) and /healthz/<check>; the handler expects paths relative to
 // its mount point.
+// cacheByObject narrows the cache to what the agent's controllers look at on its node.
+func cacheByObject(nodeName string) map[client.Object]cache.ByObject {
+	byObject := containerrecreate.CacheByObject(nodeName)
+	maps.Copy(byObject, containermeta.CacheByObject(nodeName))
+	return byObject
+}
+
 func healthzHandler(rt cri.Runtime) http.Handler {
 	h := &healthz.Handler{Checks: map[string]healthz.Checker{"cri": runtimeCheck(rt)}}
 	return http.StripPrefix("/healthz", h)

@@ -162,7 +162,7 @@ func settledInOneWrite(p corev1.Pod) bool {
 	return slices.ContainsFunc(p.ManagedFields, func(m metav1.ManagedFieldsEntry) bool {
 		fields := ""
 		if m.FieldsV1 != nil {
-			fields = string(m.FieldsV1.Raw)
+			fields = m.FieldsV1.GetRawString()
 		}
 		return m.Subresource == "status" && strings.Contains(fields, `"f:`+kruiseappspub.LifecycleStateKey+`"`) &&
 			strings.Contains(fields, `"k:{\"type\":\"`+string(kruiseappspub.InPlaceUpdateReady)+`\"}"`)
