@@ -63,6 +63,8 @@ type Reconciler struct {
 	// expectations hold the controller's pod writes, claimExpectations its claim creations, until the
 	// cache shows them.
 	expectations, claimExpectations *expectations.Expectations
+	// createSlots and settleSlots bound the creates and the settling writes in flight (createWorkers).
+	createSlots, settleSlots chan struct{}
 }
 
 // SetupWithManager registers the controller: it watches CloneSets and the pods and claims they own.
@@ -91,6 +93,7 @@ func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
 	if r.Recorder == nil {
 		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
 	}
+	r.createSlots, r.settleSlots = make(chan struct{}, createWorkers), make(chan struct{}, createWorkers)
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}

@@ -49,7 +49,10 @@ func (r *Reconciler) createBatch(ctx context.Context, cs *kruiseappsv1alpha1.Clo
 	var wg sync.WaitGroup
 	for i, p := range pods {
 		wg.Go(func() {
-			if errs[i] = r.createPod(ctx, cs, p); errs[i] == nil {
+			r.createSlots <- struct{}{}
+			errs[i] = r.createPod(ctx, cs, p)
+			<-r.createSlots
+			if errs[i] == nil {
 				settling.start(ctx, p)
 			}
 		})
@@ -74,7 +77,7 @@ func (r *Reconciler) createPod(ctx context.Context, cs *kruiseappsv1alpha1.Clone
 	return nil
 }
 
-// settler settles pods just created. It is as parallel as the creates that feed it: a pod's settling
+// settler settles pods just created. It has slots of its own beside the creates': a pod's settling
 // writes must not queue behind the next batches' creates, or the kubelet starts the pods first.
 type settler struct {
 	r  *Reconciler
@@ -88,6 +91,8 @@ func newSettler(r *Reconciler, cs *kruiseappsv1alpha1.CloneSet) *settler {
 
 func (s *settler) start(ctx context.Context, p *corev1.Pod) {
 	s.wg.Go(func() {
+		s.r.settleSlots <- struct{}{}
+		defer func() { <-s.r.settleSlots }()
 		if err := s.r.settleNew(ctx, s.cs, p); err != nil {
 			logf.FromContext(ctx).V(1).Info("A new pod is left to the next pass", "pod", p.Name, "error", err)
 		}

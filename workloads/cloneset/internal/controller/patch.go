@@ -140,7 +140,11 @@ func (r *Reconciler) patchStatusAndState(ctx context.Context, cs *kruiseappsv1al
 	status(next)
 	lifecycle.SetState(next, state, r.Clock.Now())
 	if len(p.Status.Conditions) == 0 {
-		return r.writePodStatus(ctx, cs, p, next, client.StrategicMergeFrom(p))
+		raw, err := json.Marshal(settleMergePatch(p, next))
+		if err != nil {
+			return fmt.Errorf("encode the settle patch of pod %s: %w", p.Name, err)
+		}
+		return r.writePodStatus(ctx, cs, p, next, client.RawPatch(types.StrategicMergePatchType, raw))
 	}
 	labelOps := stateOps(p, next)
 	condOps, ok := conditionOps(p, next)
@@ -200,4 +204,38 @@ func conditionOps(old, next *corev1.Pod) (ops []jsonPatchOp, ok bool) {
 		}
 	}
 	return ops, true
+}
+
+// settleMergePatch is the strategic merge patch from old to next for what settling changes: labels,
+// annotations and conditions (merged by type, so the others stay). Built by hand: computing it from the two
+// whole pods was a tenth of the controller's CPU during a large scale-up.
+func settleMergePatch(old, next *corev1.Pod) map[string]any {
+	var conds []corev1.PodCondition
+	for _, c := range next.Status.Conditions {
+		i := slices.IndexFunc(old.Status.Conditions, func(o corev1.PodCondition) bool { return o.Type == c.Type })
+		if i < 0 || !equality.Semantic.DeepEqual(old.Status.Conditions[i], c) {
+			conds = append(conds, c)
+		}
+	}
+	return map[string]any{
+		"metadata": map[string]any{"labels": changedEntries(old.Labels, next.Labels), "annotations": changedEntries(old.Annotations, next.Annotations)},
+		"status":   map[string]any{"conditions": conds},
+	}
+}
+
+// changedEntries are next's new or changed entries, and nil for each key next dropped (a merge patch
+// deletes those).
+func changedEntries(old, next map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range next {
+		if ov, ok := old[k]; !ok || ov != v {
+			out[k] = v
+		}
+	}
+	for k := range old {
+		if _, ok := next[k]; !ok {
+			out[k] = nil
+		}
+	}
+	return out
 }

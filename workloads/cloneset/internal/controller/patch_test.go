@@ -90,3 +90,22 @@ func TestConditionOps(t *testing.T) {
 		})
 	}
 }
+
+func TestSettleMergePatch(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 12, 3, 1, 2, 3, 0, time.UTC))
+	old := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "a", "state": "PreparingNormal", "gone": "x"}},
+		Status:     corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: "PodScheduled", Status: "True"}}},
+	}
+	next := old.DeepCopy()
+	next.Labels["state"] = "Normal"
+	delete(next.Labels, "gone")
+	next.Annotations = map[string]string{"stamp": "t"}
+	next.Status.Conditions = append(next.Status.Conditions, corev1.PodCondition{Type: "KruisePodReady", Status: "True", LastTransitionTime: at})
+	got, err := json.Marshal(settleMergePatch(old, next))
+	want := `{"metadata":{"annotations":{"stamp":"t"},"labels":{"gone":null,"state":"Normal"}},` +
+		`"status":{"conditions":[{"type":"KruisePodReady","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-12-03T01:02:03Z"}]}}`
+	if err != nil || string(got) != want {
+		t.Fatalf("settleMergePatch = %s, %v\nwant %s", got, err, want)
+	}
+}
