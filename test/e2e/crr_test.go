@@ -102,10 +102,14 @@ func waitCRRPod(ctx context.Context, ns string) corev1.Pod {
 	return pod
 }
 
-// runNode starts the runtime with the pod's containers in it and the node agent of the pod's node.
-func (s *crrStory) runNode(ctx context.Context) {
+// runNode starts the runtime with the pod's containers in it and the node agent of the pod's node; exec,
+// when set, answers the commands the agent runs in the containers.
+func (s *crrStory) runNode(ctx context.Context, exec ...critest.ExecFunc) {
 	GinkgoHelper()
 	s.rt = critest.Start(GinkgoT())
+	for _, f := range exec {
+		s.rt.OnExec(f)
+	}
 	ref := critest.Pod{Namespace: s.ns, Name: s.pod.Name, UID: string(s.pod.UID)}
 	for _, cs := range s.pod.Status.ContainerStatuses {
 		id := s.rt.Run(ref, cs.Name)

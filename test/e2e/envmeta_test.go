@@ -51,15 +51,7 @@ var _ = Describe("Env from pod metadata", func() {
 		createCRRCloneSet(ctx, s.ns, tmpl)
 		s.pod = waitCRRPod(ctx, s.ns)
 		env := &colorEnv{current: "blue", byID: map[string]string{}}
-		s.rt = critest.Start(GinkgoT())
-		s.rt.OnExec(env.exec)
-		ref := critest.Pod{Namespace: s.ns, Name: s.pod.Name, UID: string(s.pod.UID)}
-		for _, c := range s.pod.Status.ContainerStatuses {
-			id := s.rt.Run(ref, c.Name)
-			s.ids[c.Name] = id
-			s.setContainerStatus(ctx, c.Name, func(cs *corev1.ContainerStatus) { cs.ContainerID = "containerd://" + id })
-		}
-		startNodeAgent(ctx, s.pod.Spec.NodeName, s.rt.Endpoint)
+		s.runNode(ctx, env.exec)
 		old := s.ids["app"]
 		By("the node agent reporting the containers")
 		Eventually(func() string { return reportedID(ctx, s, "app") }).WithContext(ctx).WithTimeout(crrTimeout).WithPolling(poll).
