@@ -63,7 +63,7 @@ func PlanPod(pod *corev1.Pod, running map[string]Running, runtimeName string) (P
 			Name: spec.Name, ContainerID: containerID(pod, spec.Name, c.ID, runtimeName), RestartCount: c.RestartCount(),
 			Hashes: kruiseappspub.RuntimeContainerHashes{PlainHash: kubeletHash(c.Container), ExtractedEnvFromMetadataHash: c.EnvHash},
 		})
-		if updating(pod) && c.EnvHash != 0 && c.EnvHash != inplaceupdate.ExpectedEnvHash(pod, spec) {
+		if updating(pod) && c.EnvHash != 0 && c.EnvHash != inplaceupdate.ExpectedEnvHash(pod, spec) && !imageChanging(pod, spec) {
 			p.Restart = append(p.Restart, c)
 		}
 	}
@@ -81,6 +81,13 @@ func PlanPod(pod *corev1.Pod, running map[string]Running, runtimeName string) (P
 func updating(pod *corev1.Pod) bool {
 	c := podcondition.Get(pod, kruiseappspub.InPlaceUpdateReady)
 	return c != nil && c.Status == corev1.ConditionFalse
+}
+
+// imageChanging reports whether the kubelet is about to restart the container anyway, for a new image: its
+// status still reports another image than the spec's. Stopping it too would restart it twice.
+func imageChanging(pod *corev1.Pod, spec *corev1.Container) bool {
+	i := slices.IndexFunc(pod.Status.ContainerStatuses, func(s corev1.ContainerStatus) bool { return s.Name == spec.Name })
+	return i >= 0 && pod.Status.ContainerStatuses[i].Image != "" && pod.Status.ContainerStatuses[i].Image != spec.Image
 }
 
 // containerID is the id as the pod's status spells it ("<runtime>://<id>"), so that controllers can match

@@ -55,6 +55,8 @@ func TestPlanPod(t *testing.T) {
 		{"stale values while updating in place: restart", colorPod("green", true), map[string]Running{"app": app("old", blueEnv), "sidecar": sidecar}, []string{"old"}},
 		{"stale values, not updating: left alone", colorPod("green", false), map[string]Running{"app": app("old", blueEnv)}, nil},
 		{"values unknown: left alone", colorPod("green", true), map[string]Running{"app": app("old", 0)}, nil},
+		{"a new image on its way: the kubelet restarts it", withImage(colorPod("green", true), "app:2", "app:1"), map[string]Running{"app": app("old", blueEnv)}, nil},
+		{"the new image runs: restart for the values", withImage(colorPod("green", true), "app:2", "app:2"), map[string]Running{"app": app("old", blueEnv)}, []string{"old"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,4 +99,11 @@ func TestPlanPodReport(t *testing.T) {
 	if err := json.Unmarshal([]byte(want), &set); err != nil || len(set.Containers) != 2 {
 		t.Errorf("the report does not read back: %v %+v", err, set)
 	}
+}
+
+// withImage sets the app container's image in the spec and in the status.
+func withImage(p *corev1.Pod, spec, status string) *corev1.Pod {
+	p.Spec.Containers[0].Image = spec
+	p.Status.ContainerStatuses[0].Image = status
+	return p
 }
