@@ -153,7 +153,7 @@ var _ = Describe("CloneSet stories", func() {
 	})
 
 	It("calls the pod webhook only for apps.kruise.io pods that lack the KruisePodReady gate", func(ctx SpecContext) {
-		const ns = "e2e-cs-pod-webhook"
+		ns := newNamespace(ctx, "e2e-cs-pod-webhook-")
 		before := podWebhookCalls(ctx)
 		applySeedCloneSet(ctx, "001-cloneset-nginx.yaml", ns, nil)
 		waitCloneSet(ctx, ns, 1, 1)
