@@ -51,7 +51,9 @@ func (e *Env) Logf(format string, args ...any) {
 }
 
 // StartManager starts flotilla-manager against the cluster and waits
-// until it is ready; the runner stops it after the scenario.
+// until it is ready; the runner stops it after the scenario. It runs as a
+// service account would (cluster.ControllerUser), so that the API server's
+// priority and fairness treat it as an installed controller.
 // FLOTILLA_BENCH_MANAGER_ARGS adds flags to every scenario's manager, e.g. --pprof-addr=127.0.0.1:8090 to
 // profile it while a scenario runs.
 func (e *Env) StartManager(ctx context.Context, extraArgs ...string) error {
@@ -62,8 +64,12 @@ func (e *Env) StartManager(ctx context.Context, extraArgs ...string) error {
 	if err != nil {
 		return err
 	}
+	kubeconfig, err := e.Cluster.ControllerKubeconfig(ctx)
+	if err != nil {
+		return err
+	}
 	m, err := framework.StartManager(ctx, framework.ManagerConfig{
-		RestConfig: e.Cluster.Config(), KubeconfigPath: e.Cluster.KubeconfigPath(),
+		RestConfig: e.Cluster.Config(), KubeconfigPath: kubeconfig,
 		WorkDir: e.WorkDir, Binary: bin, ExtraArgs: append(extraArgs, strings.Fields(os.Getenv("FLOTILLA_BENCH_MANAGER_ARGS"))...),
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -20,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
 
@@ -59,6 +62,7 @@ func TestCluster(t *testing.T) {
 
 	t.Run("CRDs established", func(t *testing.T) { testCRDs(t, c) })
 	t.Run("kubectl", func(t *testing.T) { testKubectl(t, c) })
+	t.Run("controller identity", func(t *testing.T) { testControllerKubeconfig(t, c) })
 	var pods []corev1.Pod
 	t.Run("deployment available", func(t *testing.T) { pods = testDeployment(t, client) })
 	t.Run("in-place image update", func(t *testing.T) { testImageUpdate(t, client, pods) })
@@ -447,5 +451,32 @@ func assertKwokClean(t *testing.T, c *Cluster) {
 		if strings.Contains(line, `"level":"ERROR"`) && !strings.Contains(line, "not found") {
 			t.Errorf("kwok: %s", line)
 		}
+	}
+}
+
+// testControllerKubeconfig checks that the controller kubeconfig authenticates as a service account would
+// (the groups priority and fairness files it by) and may do what a controller does.
+func testControllerKubeconfig(t *testing.T, c *Cluster) {
+	path, err := c.ControllerKubeconfig(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ControllerKubeconfig(t.Context()); err != nil {
+		t.Fatalf("a second call: %v", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(cfg)
+	review, err := client.AuthenticationV1().SelfSubjectReviews().Create(t.Context(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := review.Status.UserInfo; u.Username != ControllerUser || !slices.Contains(u.Groups, "system:serviceaccounts") {
+		t.Errorf("authenticated as %s %v, want %s in system:serviceaccounts", u.Username, u.Groups, ControllerUser)
+	}
+	if _, err := client.CoreV1().Pods(testNamespace).List(t.Context(), metav1.ListOptions{}); err != nil {
+		t.Errorf("listing pods: %v", err)
 	}
 }

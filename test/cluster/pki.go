@@ -34,7 +34,9 @@ type pki struct {
 	admin             *keyPair // system:masters client
 	controllerManager *keyPair
 	scheduler         *keyPair
-	serviceAccount    crypto.Signer
+	// controller authenticates as a service account would (ControllerKubeconfig).
+	controller     *keyPair
+	serviceAccount crypto.Signer
 }
 
 // newPKI creates a CA and the certificates signed by it. ECDSA P-256 keys
@@ -56,6 +58,9 @@ func newPKI() (*pki, error) {
 	}
 	if p.scheduler, err = ca.issue(clientTemplate("system:kube-scheduler")); err != nil {
 		return nil, fmt.Errorf("scheduler certificate: %w", err)
+	}
+	if p.controller, err = ca.issue(clientTemplate(ControllerUser, "system:serviceaccounts", "system:serviceaccounts:"+controllerNamespace)); err != nil {
+		return nil, fmt.Errorf("controller certificate: %w", err)
 	}
 	if p.serviceAccount, err = newKey(); err != nil {
 		return nil, fmt.Errorf("service account key: %w", err)
