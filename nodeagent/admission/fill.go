@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
 // FillFromPod copies into a request that passed ValidateCreate what the node agent needs from its pod, so
@@ -37,7 +38,7 @@ func fillContainer(c *kruiseappsv1alpha1.ContainerRecreateRequestContainer, pod 
 		c.PreStop = preStop(pc.Lifecycle)
 		c.Ports = slices.Clone(pc.Ports)
 	}
-	if st := containerStatus(pod, c.Name); st != nil {
+	if st := podcondition.ContainerStatus(pod, c.Name); st != nil {
 		c.StatusContext = &kruiseappsv1alpha1.ContainerRecreateRequestContainerContext{
 			ContainerID: st.ContainerID, RestartCount: st.RestartCount,
 		}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
 // MinActiveDeadlineSeconds is the shortest activeDeadlineSeconds upstream accepts.
@@ -149,7 +150,7 @@ func validateContainersInPod(containers []kruiseappsv1alpha1.ContainerRecreateRe
 			continue
 		}
 		path := containersPath.Index(i).Child("name")
-		switch status := containerStatus(pod, name); {
+		switch status := podcondition.ContainerStatus(pod, name); {
 		case podContainer(pod, name) == nil:
 			errs = append(errs, field.Invalid(path, name, fmt.Sprintf("container %q not found in pod %q", name, pod.Name)))
 		case status == nil:
@@ -165,15 +166,6 @@ func podContainer(pod *corev1.Pod, name string) *corev1.Container {
 	for i := range pod.Spec.Containers {
 		if pod.Spec.Containers[i].Name == name {
 			return &pod.Spec.Containers[i]
-		}
-	}
-	return nil
-}
-
-func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
-	for i := range pod.Status.ContainerStatuses {
-		if pod.Status.ContainerStatuses[i].Name == name {
-			return &pod.Status.ContainerStatuses[i]
 		}
 	}
 	return nil

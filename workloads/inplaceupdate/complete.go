@@ -32,12 +32,8 @@ func Completed(pod *corev1.Pod) (bool, error) {
 
 func containerRestarted(pod *corev1.Pod, name, lastImageID string) bool {
 	spec := specImage(pod, name)
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == name {
-			return cs.ImageID != lastImageID || (spec != "" && cs.Image == spec)
-		}
-	}
-	return false
+	cs := podcondition.ContainerStatus(pod, name)
+	return cs != nil && (cs.ImageID != lastImageID || (spec != "" && cs.Image == spec))
 }
 
 func specImage(pod *corev1.Pod, name string) string {

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
+	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
 // A container whose env reads a pod label or annotation through a fieldRef sees a new value only when it
@@ -129,8 +130,8 @@ func envRestarted(pod *corev1.Pod) bool {
 		if want == 0 {
 			continue
 		}
-		meta := findMeta(set, c.Name)
-		if meta == nil || meta.ContainerID != statusContainerID(pod, c.Name) {
+		meta, status := findMeta(set, c.Name), podcondition.ContainerStatus(pod, c.Name)
+		if meta == nil || status == nil || meta.ContainerID != status.ContainerID {
 			return false
 		}
 		if got := meta.Hashes.ExtractedEnvFromMetadataHash; got != 0 && got != want {
@@ -147,13 +148,4 @@ func findMeta(set kruiseappspub.RuntimeContainerMetaSet, name string) *kruiseapp
 		}
 	}
 	return nil
-}
-
-func statusContainerID(pod *corev1.Pod, name string) string {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == name {
-			return cs.ContainerID
-		}
-	}
-	return ""
 }

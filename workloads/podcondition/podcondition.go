@@ -1,5 +1,6 @@
-// Package podcondition reads and writes pod conditions and readiness gates: the few operations the
-// workload mechanisms (in-place update, KruisePodReady, lifecycle hooks) and the planners share.
+// Package podcondition reads and writes pod conditions and readiness gates, and finds container statuses:
+// the few operations the workload mechanisms (in-place update, KruisePodReady, lifecycle hooks), the node
+// agent and the planners share.
 package podcondition
 
 import (
@@ -36,6 +37,19 @@ func Set(pod *corev1.Pod, t corev1.PodConditionType, status corev1.ConditionStat
 	}
 	c.Status, c.Reason = status, reason
 	return true
+}
+
+// ContainerStatus returns the status of the pod's container name, nil when the pod reports none (or is nil).
+func ContainerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	if pod == nil {
+		return nil
+	}
+	for i := range pod.Status.ContainerStatuses {
+		if pod.Status.ContainerStatuses[i].Name == name {
+			return &pod.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
 }
 
 // IsReady reports whether the pod's Ready condition is True.

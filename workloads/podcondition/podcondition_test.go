@@ -51,3 +51,18 @@ func TestGates(t *testing.T) {
 		t.Fatal("a nil pod has no gates")
 	}
 }
+
+func TestContainerStatus(t *testing.T) {
+	pod := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "a"}, {Name: "b", ContainerID: "cri://b"}}}}
+	s := ContainerStatus(pod, "b")
+	if s == nil || s.ContainerID != "cri://b" {
+		t.Fatalf("ContainerStatus(b) = %+v", s)
+	}
+	s.RestartCount = 3
+	if pod.Status.ContainerStatuses[1].RestartCount != 3 {
+		t.Error("the status returned is a copy, not the pod's")
+	}
+	if ContainerStatus(pod, "c") != nil || ContainerStatus(nil, "a") != nil {
+		t.Error("a missing container or pod has a status")
+	}
+}

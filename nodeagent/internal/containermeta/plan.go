@@ -2,7 +2,6 @@ package containermeta
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -86,16 +85,15 @@ func updating(pod *corev1.Pod) bool {
 // imageChanging reports whether the kubelet is about to restart the container anyway, for a new image: its
 // status still reports another image than the spec's. Stopping it too would restart it twice.
 func imageChanging(pod *corev1.Pod, spec *corev1.Container) bool {
-	i := slices.IndexFunc(pod.Status.ContainerStatuses, func(s corev1.ContainerStatus) bool { return s.Name == spec.Name })
-	return i >= 0 && pod.Status.ContainerStatuses[i].Image != "" && pod.Status.ContainerStatuses[i].Image != spec.Image
+	s := podcondition.ContainerStatus(pod, spec.Name)
+	return s != nil && s.Image != "" && s.Image != spec.Image
 }
 
 // containerID is the id as the pod's status spells it ("<runtime>://<id>"), so that controllers can match
 // the report to the status.
 func containerID(pod *corev1.Pod, name, id, runtimeName string) string {
-	i := slices.IndexFunc(pod.Status.ContainerStatuses, func(s corev1.ContainerStatus) bool { return s.Name == name })
-	if i >= 0 {
-		if scheme, _, ok := strings.Cut(pod.Status.ContainerStatuses[i].ContainerID, "://"); ok {
+	if s := podcondition.ContainerStatus(pod, name); s != nil {
+		if scheme, _, ok := strings.Cut(s.ContainerID, "://"); ok {
 			return scheme + "://" + id
 		}
 	}

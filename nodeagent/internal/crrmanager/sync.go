@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
 // SyncStatuses is the sync-container-statuses annotation for crr: the status of each of its containers
@@ -14,7 +15,7 @@ import (
 func SyncStatuses(crr *kruiseappsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod) string {
 	statuses := make([]kruiseappsv1alpha1.ContainerRecreateRequestSyncContainerStatus, 0, len(crr.Spec.Containers))
 	for _, c := range crr.Spec.Containers {
-		st := containerStatus(pod, c.Name)
+		st := podcondition.ContainerStatus(pod, c.Name)
 		if st == nil || st.State.Running == nil || st.State.Running.StartedAt.Before(&crr.CreationTimestamp) {
 			continue
 		}
@@ -36,16 +37,4 @@ func changedSyncStatuses(crr *kruiseappsv1alpha1.ContainerRecreateRequest, pod *
 		return nil
 	}
 	return &s
-}
-
-func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
-	if pod == nil {
-		return nil
-	}
-	for i := range pod.Status.ContainerStatuses {
-		if pod.Status.ContainerStatuses[i].Name == name {
-			return &pod.Status.ContainerStatuses[i]
-		}
-	}
-	return nil
 }
