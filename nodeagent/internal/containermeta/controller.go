@@ -133,7 +133,7 @@ func (r *Reconciler) running(ctx context.Context, pod *corev1.Pod, newest map[st
 		hash, seen := known[c.ID]
 		if !seen && inplaceupdate.ReadsMetadata(spec) {
 			var err error
-			if hash, err = r.readEnv(ctx, spec, c.ID); err != nil {
+			if hash, err = r.readEnv(ctx, pod, spec, c.ID); err != nil {
 				return nil, err
 			}
 			r.envs.put(client.ObjectKeyFromObject(pod), c.ID, hash)
@@ -144,14 +144,17 @@ func (r *Reconciler) running(ctx context.Context, pod *corev1.Pod, newest map[st
 }
 
 // readEnv runs `env` in the container. A container that cannot run it (no such binary) has values the
-// agent cannot know: 0, never restarted for them. A failed call is an error, retried.
-func (r *Reconciler) readEnv(ctx context.Context, spec *corev1.Container, id string) (uint64, error) {
+// agent cannot know: 0, never restarted for them, which a Warning event on the pod says once per container.
+// A failed call is an error, retried.
+func (r *Reconciler) readEnv(ctx context.Context, pod *corev1.Pod, spec *corev1.Container, id string) (uint64, error) {
 	res, err := r.Runtime.ExecSync(ctx, id, []string{"env"}, execTimeout)
 	if err != nil {
 		return 0, fmt.Errorf("reading the environment of container %s: %w", spec.Name, err)
 	}
 	if res.ExitCode != 0 {
-		ctrl.LoggerFrom(ctx).Info("Cannot read the container's environment", "container", spec.Name, "exitCode", res.ExitCode)
+		r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, "UnreadableEnv", "ReadEnv",
+			"cannot run env in container %s (exit code %d): it will not be restarted when the labels or annotations its env reads change",
+			spec.Name, res.ExitCode)
 		return 0, nil
 	}
 	return inplaceupdate.RunningEnvHash(spec, res.Stdout), nil

@@ -11,6 +11,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -43,8 +44,9 @@ type kubelet struct {
 	c  client.Client
 	rt *critest.Runtime
 	mu sync.Mutex
-	// env is what `env` prints in each container.
-	env map[string]string
+	// env is what `env` prints in each container; with noEnv set, containers cannot run it.
+	env   map[string]string
+	noEnv bool
 }
 
 func startReporter(t *testing.T) *kubelet {
@@ -56,7 +58,7 @@ func startReporter(t *testing.T) *kubelet {
 	k.rt.OnExec(func(id string, cmd []string) (cri.ExecResult, error) {
 		k.mu.Lock()
 		defer k.mu.Unlock()
-		if !slices.Equal(cmd, []string{"env"}) {
+		if k.noEnv || !slices.Equal(cmd, []string{"env"}) {
 			return cri.ExecResult{ExitCode: 127}, nil
 		}
 		return cri.ExecResult{Stdout: []byte("PATH=/bin\n" + k.env[id])}, nil
@@ -179,6 +181,46 @@ func TestRestartsAContainerForNewLabelValues(t *testing.T) {
 	k.waitReport(pod, second)
 	if stops := k.rt.Stops(); len(stops) != 1 {
 		t.Fatalf("the restarted container was stopped too: %+v", stops)
+	}
+}
+
+func TestAContainerWithoutEnvIsNeverRestarted(t *testing.T) {
+	k := startReporter(t)
+	k.mu.Lock()
+	k.noEnv = true
+	k.mu.Unlock()
+	ns := newNamespace(t, k.c)
+	pod := k.runPod(ns, "web-1", node, true)
+	id := pod.Status.ContainerStatuses[0].ContainerID
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		list := &eventsv1.EventList{}
+		if err := k.c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(list.Items, func(e eventsv1.Event) bool {
+			return e.Reason == "UnreadableEnv" && e.Regarding.Name == pod.Name && e.Type == corev1.EventTypeWarning
+		}), nil
+	})
+	if err != nil {
+		t.Fatalf("no UnreadableEnv event: %v", err)
+	}
+	if err := k.c.Get(t.Context(), client.ObjectKeyFromObject(pod), pod); err != nil {
+		t.Fatal(err)
+	}
+	set, ok := inplaceupdate.RuntimeMeta(pod)
+	if !ok || len(set.Containers) != 1 || set.Containers[0].ContainerID != id || set.Containers[0].Hashes.ExtractedEnvFromMetadataHash != 0 {
+		t.Fatalf("report %+v, want container %s without an env hash", set, id)
+	}
+	k.setStatus(pod, func(s *corev1.PodStatus) {
+		s.Conditions = append(s.Conditions, corev1.PodCondition{Type: kruiseappspub.InPlaceUpdateReady, Status: corev1.ConditionFalse})
+	})
+	pod.Labels["color"] = "green"
+	if err := k.c.Update(t.Context(), pod); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if stops := k.rt.Stops(); len(stops) != 0 {
+		t.Fatalf("stops %+v: a container whose values are unknown was restarted", stops)
 	}
 }
 
