@@ -193,17 +193,33 @@ func conditionOps(old, next *corev1.Pod) (ops []jsonPatchOp, ok bool) {
 			return nil, false
 		}
 	}
-	for _, c := range next.Status.Conditions {
-		i := slices.IndexFunc(old.Status.Conditions, func(o corev1.PodCondition) bool { return o.Type == c.Type })
-		switch {
-		case i < 0:
-			ops = append(ops, jsonPatchOp{Op: "add", Path: "/status/conditions/-", Value: c})
-		case !equality.Semantic.DeepEqual(old.Status.Conditions[i], c):
-			at := "/status/conditions/" + strconv.Itoa(i)
-			ops = append(ops, jsonPatchOp{Op: "test", Path: at + "/type", Value: c.Type}, jsonPatchOp{Op: "replace", Path: at, Value: c})
+	for _, ch := range changedConditions(old, next) {
+		if ch.at < 0 {
+			ops = append(ops, jsonPatchOp{Op: "add", Path: "/status/conditions/-", Value: ch.cond})
+			continue
 		}
+		at := "/status/conditions/" + strconv.Itoa(ch.at)
+		ops = append(ops, jsonPatchOp{Op: "test", Path: at + "/type", Value: ch.cond.Type}, jsonPatchOp{Op: "replace", Path: at, Value: ch.cond})
 	}
 	return ops, true
+}
+
+// conditionChange is a condition of next that old lacks (at -1) or holds otherwise at index at.
+type conditionChange struct {
+	at   int
+	cond corev1.PodCondition
+}
+
+// changedConditions are next's conditions that are new or differ from old's of the same type.
+func changedConditions(old, next *corev1.Pod) []conditionChange {
+	var out []conditionChange
+	for _, c := range next.Status.Conditions {
+		i := slices.IndexFunc(old.Status.Conditions, func(o corev1.PodCondition) bool { return o.Type == c.Type })
+		if i < 0 || !equality.Semantic.DeepEqual(old.Status.Conditions[i], c) {
+			out = append(out, conditionChange{at: i, cond: c})
+		}
+	}
+	return out
 }
 
 // settleMergePatch is the strategic merge patch from old to next for what settling changes: labels,
@@ -211,11 +227,8 @@ func conditionOps(old, next *corev1.Pod) (ops []jsonPatchOp, ok bool) {
 // whole pods was a tenth of the controller's CPU during a large scale-up.
 func settleMergePatch(old, next *corev1.Pod) map[string]any {
 	var conds []corev1.PodCondition
-	for _, c := range next.Status.Conditions {
-		i := slices.IndexFunc(old.Status.Conditions, func(o corev1.PodCondition) bool { return o.Type == c.Type })
-		if i < 0 || !equality.Semantic.DeepEqual(old.Status.Conditions[i], c) {
-			conds = append(conds, c)
-		}
+	for _, ch := range changedConditions(old, next) {
+		conds = append(conds, ch.cond)
 	}
 	return map[string]any{
 		"metadata": map[string]any{"labels": changedEntries(old.Labels, next.Labels), "annotations": changedEntries(old.Annotations, next.Annotations)},
