@@ -271,7 +271,8 @@ func partitionFinalized(d *appsv1.Deployment, t Target) *appsv1.Deployment {
 }
 
 // partitionReleasedBy reports whether d still carries a marker of a partition-style release that is not
-// another BatchRelease's.
+// another BatchRelease's. The stable-revision label counts: the workload webhook sets it when it pauses a new
+// revision, before any BatchRelease takes control.
 func partitionReleasedBy(d *appsv1.Deployment, owner metav1.OwnerReference) bool {
 	if d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation] != "" && !ControlledBy(d.Annotations, owner) {
 		return false
@@ -279,7 +280,8 @@ func partitionReleasedBy(d *appsv1.Deployment, owner metav1.OwnerReference) bool
 	_, strategy := d.Annotations[rolloutsv1beta1.DeploymentStrategyAnnotation]
 	_, info := d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation]
 	_, label := d.Labels[rolloutsv1beta1.AdvancedDeploymentControlLabel]
-	return strategy || info || label
+	_, stable := d.Labels[rolloutsv1beta1.DeploymentStableRevisionLabel]
+	return strategy || info || label || stable
 }
 
 // partitionFinalizeDone tells whether Finalize may report done for the Deployment as patched: at once, unless

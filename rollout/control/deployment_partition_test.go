@@ -183,6 +183,11 @@ func TestPartitionFinalized(t *testing.T) {
 	delete(keptFrozen.Annotations, rolloutsv1beta1.BatchReleaseControlAnnotation)
 	noMarkers := partitionDeployment()
 	noMarkers.Spec.Paused = true
+	// Paused by the workload webhook for a new revision, before any BatchRelease took control.
+	webhookFrozen := noMarkers.DeepCopy()
+	webhookFrozen.Labels = map[string]string{rolloutsv1beta1.DeploymentStableRevisionLabel: "5d4f"}
+	unpaused := partitionDeployment()
+	unpaused.Labels = map[string]string{}
 	tests := []struct {
 		name string
 		in   *appsv1.Deployment
@@ -195,6 +200,7 @@ func TestPartitionFinalized(t *testing.T) {
 		{name: "another release's Deployment is left alone", in: released(otherOwner, "3"),
 			t: Target{Owner: partitionOwner}, want: released(otherOwner, "3")},
 		{name: "a Deployment without markers is left alone", in: noMarkers, t: Target{Owner: partitionOwner}, want: noMarkers},
+		{name: "frozen by the webhook only: resumed, its strategy untouched", in: webhookFrozen, t: Target{Owner: partitionOwner}, want: unpaused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -517,18 +517,26 @@ func finalise(d *RolloutDecision, w RolloutWorld, reason string) bool {
 func finalisingStepDone(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonStatus, reason string) bool {
 	switch sub.FinalisingStep {
 	case rolloutsv1beta1.FinalisingStepResumeWorkload:
-		if w.Batch == nil || (reason == rolloutsv1beta1.FinaliseReasonDelete && w.KeepPausedOnDelete) {
+		marked := w.Workload != nil && w.Workload.InProgressing
+		switch {
+		case reason == rolloutsv1beta1.FinaliseReasonDelete && w.KeepPausedOnDelete:
 			// Deleting the BatchRelease while it still names a batch hands the workload over frozen.
 			return true
-		}
-		if w.Workload != nil && w.Workload.InProgressing {
+		case w.Batch == nil && !marked:
+			// No release holds the workload.
+			return true
+		case w.Batch != nil && marked:
 			// The workload webhook keeps a marked workload frozen: unmark it before anything resumes it.
 			return false
 		}
+		// A marked workload without a BatchRelease may still be frozen: a continuous release deletes the old
+		// BatchRelease (which hands the workload over frozen) before it creates the next one, and the webhook
+		// freezes a new revision before the first one exists. A BatchRelease created to finalize resumes it; the
+		// mark is removed in the same reconcile, before the BatchRelease is created.
 		plan := releasePlan(w, *sub, true)
 		plan.FinalizingPolicy = FinalizingPolicy(reason)
 		d.Plan = plan
-		return w.Batch.Completed
+		return w.Batch != nil && w.Batch.Completed
 	case rolloutsv1beta1.FinalisingStepReleaseWorkloadControl:
 		d.DeleteBatch = w.Batch != nil
 		return w.Batch == nil

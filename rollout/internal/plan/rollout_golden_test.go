@@ -309,3 +309,23 @@ func TestGoldenDeleteKeepsPaused(t *testing.T) {
 	s.reconcile("batch release deleted")
 	s.golden("delete-keeps-paused")
 }
+
+// Deleted in the gap of a continuous release, after the old BatchRelease is gone and before the next one
+// exists: the workload is still marked and frozen, so a BatchRelease is created to release it before the
+// finalizer goes.
+func TestGoldenDeleteDuringRestart(t *testing.T) {
+	s := newSim(t, replicas("1"), replicas("50%"), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.reconcile("batch 1 ready")
+	s.release("v3")
+	s.reconcile("v3 applied")
+	s.deleting = true
+	if d := s.reconcile("deleted"); d.Plan == nil || d.Plan.BatchPartition != nil || d.RemoveFinalizer {
+		t.Fatalf("deleted with the workload frozen and no BatchRelease: plan %+v, finalizer removed %v", d.Plan, d.RemoveFinalizer)
+	}
+	s.reconcile("workload released")
+	s.reconcile("batch release deleted")
+	s.golden("delete-during-restart")
+}

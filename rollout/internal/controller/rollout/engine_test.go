@@ -103,14 +103,14 @@ func canaryRollout(ns string, steps ...string) *rolloutsv1beta1.Rollout {
 	return ro
 }
 
-// release changes the image the way a user does and freezes the workload the way the workload webhook does.
-func release(t *testing.T, c client.Client, ns, image string) {
+// release changes the image to v2 the way a user does and freezes the workload the way the workload webhook does.
+func release(t *testing.T, c client.Client, ns string) {
 	t.Helper()
 	patch := map[string]any{
 		"metadata": map[string]any{"annotations": map[string]string{rolloutsv1beta1.InProgressingAnnotation: `{"rolloutName":"web"}`}},
 		"spec": map[string]any{
 			"updateStrategy": map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": 32767}},
-			"template":       map[string]any{"spec": map[string]any{"containers": []map[string]any{{"name": "app", "image": image}}}},
+			"template":       map[string]any{"spec": map[string]any{"containers": []map[string]any{{"name": "app", "image": "example.com/web:v2"}}}},
 		},
 	}
 	raw, _ := json.Marshal(patch)
@@ -241,7 +241,7 @@ func TestMultiBatchWithApprovals(t *testing.T) {
 		t.Errorf("workload-type label = %q", got)
 	}
 
-	release(t, c, ns, "example.com/web:v2")
+	release(t, c, ns)
 	ro = waitPaused(t, c, ns, 1)
 	waitUpdated(t, c, ns, 1)
 	if got := condition(ro, plan.ConditionStalled); got != "True/AwaitingApproval" {
@@ -287,7 +287,7 @@ func TestMultiBatchWithApprovals(t *testing.T) {
 // Deleting a Rollout mid-release lets the workload finish on its own; nothing stays frozen.
 func TestDeleteMidRelease(t *testing.T) {
 	c, ns := setup(t, "1", "100%")
-	release(t, c, ns, "example.com/web:v2")
+	release(t, c, ns)
 	waitPaused(t, c, ns, 1)
 	if err := c.Delete(context.Background(), getRollout(t, c, ns)); err != nil {
 		t.Fatal(err)
@@ -306,7 +306,7 @@ func TestDeleteMidRelease(t *testing.T) {
 // A step jump written to nextStepIndex moves the release to that step.
 func TestStepJump(t *testing.T) {
 	c, ns := setup(t, "1", "50%", "100%")
-	release(t, c, ns, "example.com/web:v2")
+	release(t, c, ns)
 	waitPaused(t, c, ns, 1)
 	ro := &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
 	raw := []byte(`{"status":{"canaryStatus":{"nextStepIndex":3}}}`)
@@ -471,4 +471,85 @@ func expectForeignConditions(t *testing.T, ro *rolloutsv1beta1.Rollout) {
 	if got := condition(ro, "example.com/Gate"); got != "True/Open" {
 		t.Errorf("foreign condition = %q", got)
 	}
+}
+
+// A Rollout deleted while its workload is marked and frozen but no BatchRelease exists (the gap of a
+// continuous release, or a new revision the webhook froze before the first BatchRelease): the engine, started
+// only then, creates a BatchRelease to release the workload before the Rollout goes.
+func TestDeleteWithoutBatchReleaseReleasesTheWorkload(t *testing.T) {
+	if cfg == nil {
+		t.Skip("no control plane in -short mode")
+	}
+	for _, kind := range []string{"StatefulSet", "Deployment"} {
+		t.Run(kind, func(t *testing.T) {
+			c := managertest.DirectClient(t, cfg, newScheme(t))
+			ns := namespace(t, c)
+			frozen := freezeWithoutRelease(t, c, ns, kind)
+			ro := canaryRollout(ns, "1", "100%")
+			ro.Spec.WorkloadRef.Kind = kind
+			ro.Finalizers = []string{rolloutsv1beta1.RolloutFinalizer}
+			ctx := context.Background()
+			if err := c.Create(ctx, ro); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Delete(ctx, ro); err != nil {
+				t.Fatal(err)
+			}
+			startEngine(t)
+			eventually(t, "Rollout gone", func() (bool, string) {
+				err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &rolloutsv1beta1.Rollout{})
+				return apierrors.IsNotFound(err), fmt.Sprint(err) + "; " + describeBatch(c, ns)
+			})
+			if still := frozen(); still != "" {
+				t.Fatalf("the %s is left frozen: %s", kind, still)
+			}
+			err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &rolloutsv1beta1.BatchRelease{})
+			if !apierrors.IsNotFound(err) {
+				t.Errorf("BatchRelease left behind: %v", err)
+			}
+		})
+	}
+}
+
+// freezeWithoutRelease creates the workload, changes its image and freezes it the way the workload webhook
+// does, with no engine running; frozen then describes what still holds the workload ("" once released).
+func freezeWithoutRelease(t *testing.T, c client.Client, ns, kind string) (frozen func() string) {
+	t.Helper()
+	ctx := context.Background()
+	if kind == "StatefulSet" {
+		if err := c.Create(ctx, statefulSet(ns, 4)); err != nil {
+			t.Fatal(err)
+		}
+		waitUpdated(t, c, ns, 4)
+		release(t, c, ns)
+		return func() string {
+			sts := getSTS(t, c, ns)
+			if ru := sts.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil && *ru.Partition != 0 {
+				return fmt.Sprintf("partition %d", *ru.Partition)
+			}
+			return inProgressing(sts.Annotations)
+		}
+	}
+	if err := c.Create(ctx, deployment(ns)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Deployment available", func() (bool, string) {
+		d := getDeploymentObj(t, c, ns)
+		return d.Status.AvailableReplicas == 4, fmt.Sprintf("available=%d", d.Status.AvailableReplicas)
+	})
+	freezeDeployment(t, c, ns)
+	return func() string {
+		d := getDeploymentObj(t, c, ns)
+		if d.Spec.Paused {
+			return fmt.Sprintf("paused, labels %v", d.Labels)
+		}
+		return inProgressing(d.Annotations)
+	}
+}
+
+func inProgressing(annotations map[string]string) string {
+	if v, ok := annotations[rolloutsv1beta1.InProgressingAnnotation]; ok {
+		return "in-progressing " + v
+	}
+	return ""
 }
