@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -66,6 +67,9 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rolloutsv1beta1.BatchRelease{}, workloadRefIndex, workloadRefKey); err != nil {
 		return fmt.Errorf("indexing BatchReleases by workload: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podRevisionIndex, podRevisions); err != nil {
+		return fmt.Errorf("indexing pods by revision: %w", err)
+	}
 	b := builder.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&rolloutsv1beta1.BatchRelease{}).
@@ -87,6 +91,36 @@ const workloadRefIndex = "spec.workloadRef.kindName"
 func workloadRefKey(obj client.Object) []string {
 	ref := obj.(*rolloutsv1beta1.BatchRelease).Spec.WorkloadRef
 	return []string{ref.Kind + "/" + ref.Name}
+}
+
+// podRevisionIndex indexes pods by their revision labels ("pod-template-hash=<hash>" and
+// "controller-revision-hash=<name>"), so that a release reads the pods of its update revision without
+// matching its selector against every pod of the namespace on each reconcile.
+const podRevisionIndex = "metadata.labels.revision"
+
+var revisionLabelKeys = []string{rolloutsv1beta1.PodTemplateHashLabelKey, rolloutsv1beta1.ControllerRevisionHashLabelKey}
+
+func podRevisions(obj client.Object) []string {
+	var out []string
+	for _, key := range revisionLabelKeys {
+		if v := obj.GetLabels()[key]; v != "" {
+			out = append(out, key+"="+v)
+		}
+	}
+	return out
+}
+
+// updatedPodsOptions list the pods info.UpdatedPods selects, through podRevisionIndex when the selector
+// requires the revision label that index knows.
+func updatedPodsOptions(ns string, info *control.WorkloadInfo) []client.ListOption {
+	opts := []client.ListOption{client.InNamespace(ns), client.MatchingLabelsSelector{Selector: info.UpdatedPods}, client.UnsafeDisableDeepCopy}
+	if !slices.Contains(revisionLabelKeys, info.RevisionLabelKey) {
+		return opts
+	}
+	if v, ok := info.UpdatedPods.RequiresExactMatch(info.RevisionLabelKey); ok {
+		opts = append(opts, client.MatchingFields{podRevisionIndex: info.RevisionLabelKey + "=" + v})
+	}
+	return opts
 }
 
 // releasesOf maps a workload of kind to the BatchRelease named in its control-info annotation and to the
@@ -241,8 +275,7 @@ func (r *Reconciler) view(ctx context.Context, br *rolloutsv1beta1.BatchRelease,
 	}
 	// Read-only, and up to every pod of the workload on each reconcile: no copies.
 	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(br.Namespace), client.MatchingLabelsSelector{Selector: info.UpdatedPods},
-		client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.Client.List(ctx, pods, updatedPodsOptions(br.Namespace, info)...); err != nil {
 		return nil, fmt.Errorf("listing updated pods: %w", err)
 	}
 	if info.PodsRecreated {
