@@ -196,13 +196,7 @@ func TestGoldenPauseDurations(t *testing.T) {
 }
 
 func TestGoldenContinuousReleaseAndRollback(t *testing.T) {
-	s := newSim(t, replicas("1"), replicas("50%"), replicas("100%"))
-	s.reconcile("created")
-	s.release("v2")
-	s.reconcile("v2 applied")
-	s.reconcile("batch 1 ready")
-	s.release("v3")
-	s.reconcile("v3 applied")
+	s := restartedSim(t)
 	s.reconcile("old batch release gone")
 	if d := s.reconcile("restart in status"); d.Plan == nil {
 		t.Error("no BatchRelease once the status names the new revision")
@@ -314,13 +308,7 @@ func TestGoldenDeleteKeepsPaused(t *testing.T) {
 // exists: the workload is still marked and frozen, so a BatchRelease is created to release it before the
 // finalizer goes.
 func TestGoldenDeleteDuringRestart(t *testing.T) {
-	s := newSim(t, replicas("1"), replicas("50%"), replicas("100%"))
-	s.reconcile("created")
-	s.release("v2")
-	s.reconcile("v2 applied")
-	s.reconcile("batch 1 ready")
-	s.release("v3")
-	s.reconcile("v3 applied")
+	s := restartedSim(t)
 	s.deleting = true
 	if d := s.reconcile("deleted"); d.Plan == nil || d.Plan.BatchPartition != nil || d.RemoveFinalizer {
 		t.Fatalf("deleted with the workload frozen and no BatchRelease: plan %+v, finalizer removed %v", d.Plan, d.RemoveFinalizer)
@@ -328,4 +316,18 @@ func TestGoldenDeleteDuringRestart(t *testing.T) {
 	s.reconcile("workload released")
 	s.reconcile("batch release deleted")
 	s.golden("delete-during-restart")
+}
+
+// restartedSim is a three-step release of v2, its first batch ready, when v3 arrives: the continuous
+// release has just deleted the old BatchRelease.
+func restartedSim(t *testing.T) *sim {
+	t.Helper()
+	s := newSim(t, replicas("1"), replicas("50%"), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.reconcile("batch 1 ready")
+	s.release("v3")
+	s.reconcile("v3 applied")
+	return s
 }
