@@ -90,7 +90,7 @@ func (w *podWatch) expect(ctx context.Context, ns string, maxPods, minReady int,
 	deleted := reportedDeletes(ctx, ns)
 	var unnamed []string
 	for uid, name := range w.seen {
-		gone := !w.last[uid] && deleted.byReplicaSet[name] == "" && deleted.byCloneSet[name] == ""
+		gone := !w.last[uid] && !deleted.byReplicaSet[name] && !deleted.byCloneSet[name]
 		for _, d := range deletedByTest {
 			gone = gone && uid != d
 		}
@@ -106,10 +106,10 @@ func (w *podWatch) expect(ctx context.Context, ns string, maxPods, minReady int,
 }
 
 // namedGone counts the pods the watch saw go that names holds.
-func (w *podWatch) namedGone(names map[string]string) int {
+func (w *podWatch) namedGone(names map[string]bool) int {
 	n := 0
 	for uid, name := range w.seen {
-		if !w.last[uid] && names[name] != "" {
+		if !w.last[uid] && names[name] {
 			n++
 		}
 	}
@@ -123,10 +123,10 @@ func managerPodDeletes(ctx context.Context) int {
 }
 
 // deletions are the pod deletions the namespace's ReplicaSets and CloneSets reported: the pods their
-// SuccessfulDelete events name (with the owner's name), and how many more the ReplicaSets' folded events
+// SuccessfulDelete events name, and how many more the ReplicaSets' folded events
 // counted without naming them.
 type deletions struct {
-	byReplicaSet, byCloneSet map[string]string
+	byReplicaSet, byCloneSet map[string]bool
 	replicaSetUncounted      int
 }
 
@@ -134,18 +134,18 @@ func reportedDeletes(ctx context.Context, ns string) deletions {
 	GinkgoHelper()
 	list, err := kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	out := deletions{byReplicaSet: map[string]string{}, byCloneSet: map[string]string{}}
+	out := deletions{byReplicaSet: map[string]bool{}, byCloneSet: map[string]bool{}}
 	for _, e := range list.Items {
 		if e.Reason != "SuccessfulDelete" {
 			continue
 		}
 		switch e.Regarding.Kind {
 		case "CloneSet":
-			out.byCloneSet[strings.TrimPrefix(e.Note, "succeed to delete pod ")] = e.Regarding.Name
+			out.byCloneSet[strings.TrimPrefix(e.Note, "succeed to delete pod ")] = true
 		case "ReplicaSet":
 			// kube-controller-manager's correlator marks its folded events in the note and counts in them.
 			note := strings.TrimPrefix(e.Note, "(combined from similar events): ")
-			out.byReplicaSet[strings.TrimPrefix(note, "Deleted pod: ")] = e.Regarding.Name
+			out.byReplicaSet[strings.TrimPrefix(note, "Deleted pod: ")] = true
 			out.replicaSetUncounted += max(int(e.DeprecatedCount), 1) - 1
 		}
 	}
