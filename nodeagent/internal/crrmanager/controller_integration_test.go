@@ -107,7 +107,7 @@ func TestRequestOfADeletedPodCompletes(t *testing.T) {
 		got := get(t, c, crr)
 		_, active := got.Labels[kruiseappsv1alpha1.ContainerRecreateRequestActiveKey]
 		return got.Status.Phase == kruiseappsv1alpha1.ContainerRecreateRequestCompleted && got.Status.CompletionTime != nil &&
-			strings.Contains(got.Status.Message, "has gone") && !active, fmt.Sprintf("%+v %v", got.Status, got.Labels)
+			podGoneMessage(got.Status.Message) && !active, fmt.Sprintf("%+v %v", got.Status, got.Labels)
 	})
 	eventually(t, "a PodGone event", func(ctx context.Context) (bool, string) {
 		events := &eventsv1.EventList{}
@@ -121,6 +121,12 @@ func TestRequestOfADeletedPodCompletes(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%d events", len(events.Items))
 	})
+}
+
+// podGoneMessage tells whether msg reports the pod gone. The pod deleted with no grace period may still be seen
+// with its deletion timestamp before it disappears from the cache, so either wording is right.
+func podGoneMessage(msg string) bool {
+	return strings.Contains(msg, "has gone") || strings.Contains(msg, "is being deleted")
 }
 
 func TestDeadlineCompletesAndFailsTheUnfinishedContainers(t *testing.T) {
