@@ -214,7 +214,9 @@ var _ = Describe("CloneSet stories", func() {
 			}
 		}
 		Expect(left).To(Equal(want))
-		Expect(cloneSetEvents(ctx, ns, "SuccessfulDelete")).To(ConsistOf("succeed to delete pod " + victim))
+		// The manager stores events in the background: the deletion may be seen before its event.
+		Eventually(func() []string { return cloneSetEvents(ctx, ns, "SuccessfulDelete") }).WithContext(ctx).
+			WithTimeout(30 * time.Second).WithPolling(poll).Should(ConsistOf("succeed to delete pod " + victim))
 		w.expect(ctx, ns, 5, 1)
 	})
 

@@ -372,7 +372,9 @@ var _ = Describe("ContainerRecreateRequest", func() {
 		held := podCondition(pod, kruisePodReady)
 		Expect(held.Status).To(Equal(corev1.ConditionFalse))
 		Expect(held.Message).To(MatchJSON(fmt.Sprintf(`[{"userAgent":"ContainerRecreateRequest","key":"%s/%s"}]`, s.ns, name)))
-		Expect(podReady(*pod)).To(BeFalse(), "a held pod is not Ready")
+		// The simulated kubelet recomputes Ready from the gates on its own time.
+		Eventually(func() bool { return podReady(*s.getPod(ctx)) }).WithContext(ctx).WithTimeout(crrTimeout).WithPolling(poll).
+			Should(BeFalse(), "a held pod is not Ready")
 		Expect(s.request(ctx, name).Finalizers).To(ContainElement(kruiseappsv1alpha1.ContainerRecreateRequestUnreadyAcquiredKey))
 
 		By("the kubelet starting the container again, and the pod released")

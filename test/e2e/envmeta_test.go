@@ -80,10 +80,13 @@ var _ = Describe("Env from pod metadata", func() {
 		meta, _ := inplaceupdate.RuntimeMeta(p)
 		Expect(meta.Containers[0].Hashes.ExtractedEnvFromMetadataHash).To(Equal(inplaceupdate.ExpectedEnvHash(p, &p.Spec.Containers[0])))
 		Expect(s.rt.Stops()).To(HaveLen(1), "sidecar, which reads no metadata, kept running")
-		cs, err := dyn.Resource(cloneSets).Namespace(s.ns).Get(ctx, crrApp, metav1.GetOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		updatedReady, _, _ := unstructured.NestedInt64(cs.Object, "status", "updatedReadyReplicas")
-		Expect(updatedReady).To(Equal(int64(1)))
+		// The CloneSet's status follows the pod's Ready, which the wait above saw, in a later reconcile.
+		Eventually(func() int64 {
+			cs, err := dyn.Resource(cloneSets).Namespace(s.ns).Get(ctx, crrApp, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			updatedReady, _, _ := unstructured.NestedInt64(cs.Object, "status", "updatedReadyReplicas")
+			return updatedReady
+		}).WithContext(ctx).WithTimeout(crrTimeout).WithPolling(poll).Should(Equal(int64(1)))
 	})
 })
 

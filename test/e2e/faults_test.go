@@ -73,8 +73,11 @@ var _ = Describe("Manager faults", Serial, Ordered, func() {
 			m.Kill()
 			m = mustStart(ctx, binary)
 		}
+		// Healthy is also the phase before the release starts, which the kills may have held off past the loop:
+		// wait for the Succeeded condition, which only the end of a release writes.
+		Eventually(func() string { return s.succeeded(ctx) }).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(poll).
+			Should(Equal("True/Success"))
 		s.waitPhase(ctx, "Healthy")
-		Expect(s.succeeded(ctx)).To(Equal("True/Success"))
 		s.waitPods(ctx, map[string]int{"v2": 6})
 		s.expectReleased(ctx)
 		Expect(avail.Lowest()).To(BeNumerically(">=", 5), "maxUnavailable 25%% of 6 rounds down to 1")

@@ -348,10 +348,12 @@ var _ = Describe("Rollout stories", func() {
 		s.waitPods(ctx, map[string]int{"v1": 4})
 		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n    pause: {duration: 0}\n  - replicas: 50%\n    pause: {duration: 0}\n  - replicas: 100%")
 		s.setVersion(ctx, "v2")
-		s.waitPhase(ctx, "Progressing")
+		// Without pauses the release may be over between two polls, and Healthy is also the phase before it
+		// starts: wait for the Succeeded condition, which only the end of a release writes.
+		Eventually(func() string { return s.succeeded(ctx) }).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(poll).
+			Should(Equal("True/Success"))
 		s.waitPhase(ctx, "Healthy")
 		s.waitPods(ctx, map[string]int{"v2": 4})
-		Expect(s.succeeded(ctx)).To(Equal("True/Success"))
 		s.expectReleased(ctx)
 	})
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -100,16 +101,18 @@ func (k *kubelet) start(pod *corev1.Pod, previous string) string {
 	k.t.Helper()
 	var id string
 	var restarts int32
+	// The agent may exec env in the container as soon as the runtime lists it: its env is in place first.
+	k.mu.Lock()
 	if previous == "" {
 		id = k.rt.Run(critest.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)}, "app")
 	} else {
 		var err error
 		if id, err = k.rt.Restart(string(pod.UID), "app"); err != nil {
+			k.mu.Unlock()
 			k.t.Fatal(err)
 		}
 		restarts = 1
 	}
-	k.mu.Lock()
 	k.env[id] = "COLOR=" + pod.Labels["color"] + "\n"
 	k.mu.Unlock()
 	k.setStatus(pod, func(s *corev1.PodStatus) {
@@ -122,11 +125,15 @@ func (k *kubelet) start(pod *corev1.Pod, previous string) string {
 
 func (k *kubelet) setStatus(pod *corev1.Pod, change func(*corev1.PodStatus)) {
 	k.t.Helper()
-	if err := k.c.Get(k.t.Context(), client.ObjectKeyFromObject(pod), pod); err != nil {
-		k.t.Fatal(err)
-	}
-	change(&pod.Status)
-	if err := k.c.Status().Update(k.t.Context(), pod); err != nil {
+	// The agent writes its report through pods/status too, and may do so between the read and the write.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k.c.Get(k.t.Context(), client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+		change(&pod.Status)
+		return k.c.Status().Update(k.t.Context(), pod)
+	})
+	if err != nil {
 		k.t.Fatal(err)
 	}
 }
@@ -173,8 +180,13 @@ func TestRestartsAContainerForNewLabelValues(t *testing.T) {
 	if stops := k.rt.Stops(); len(stops) != 1 || stops[0] != (critest.Stop{ContainerID: first, GraceSeconds: 7}) {
 		t.Fatalf("stops %+v, want one of %s with the pod's grace period", stops, first)
 	}
+	// The runtime shows the container stopped before the agent, back from the call, counts the restart.
 	var m dto.Metric
-	if err := restarts.WithLabelValues("succeeded").Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
+	err = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		err := restarts.WithLabelValues("succeeded").Write(&m)
+		return err == nil && m.GetCounter().GetValue() >= 1, err
+	})
+	if err != nil || m.GetCounter().GetValue() != 1 {
 		t.Errorf("%s{result=succeeded} = %v (%v), want 1", RestartsName, m.GetCounter().GetValue(), err)
 	}
 	second := k.start(pod, first)
@@ -204,12 +216,19 @@ func TestAContainerWithoutEnvIsNeverRestarted(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no UnreadableEnv event: %v", err)
 	}
-	if err := k.c.Get(t.Context(), client.ObjectKeyFromObject(pod), pod); err != nil {
-		t.Fatal(err)
-	}
-	set, ok := inplaceupdate.RuntimeMeta(pod)
-	if !ok || len(set.Containers) != 1 || set.Containers[0].ContainerID != id || set.Containers[0].Hashes.ExtractedEnvFromMetadataHash != 0 {
-		t.Fatalf("report %+v, want container %s without an env hash", set, id)
+	// The event is recorded before the report is written, and a report written before the pod's status named
+	// the container gives its id in the runtime's scheme: wait for the report of the container as named.
+	var set kruiseappspub.RuntimeContainerMetaSet
+	err = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := k.c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return false, err
+		}
+		got, ok := inplaceupdate.RuntimeMeta(pod)
+		set = got
+		return ok && len(set.Containers) == 1 && set.Containers[0].ContainerID == id, nil
+	})
+	if err != nil || set.Containers[0].Hashes.ExtractedEnvFromMetadataHash != 0 {
+		t.Fatalf("report %+v (%v), want container %s without an env hash", set, err, id)
 	}
 	k.setStatus(pod, func(s *corev1.PodStatus) {
 		s.Conditions = append(s.Conditions, corev1.PodCondition{Type: kruiseappspub.InPlaceUpdateReady, Status: corev1.ConditionFalse})

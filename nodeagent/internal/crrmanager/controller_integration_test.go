@@ -133,15 +133,26 @@ func TestDeadlineCompletesAndFailsTheUnfinishedContainers(t *testing.T) {
 	c := startController(t)
 	ns := namespace(t, c)
 	pod := createPod(t, c, ns, false)
-	crr := createCRR(t, c, pod, func(crr *kruiseappsv1alpha1.ContainerRecreateRequest) {
-		crr.Spec.ActiveDeadlineSeconds = ptr.To[int64](1)
-	})
+	crr := createCRR(t, c, pod, nil)
 	updateStatus(t, c, crr, func(s *kruiseappsv1alpha1.ContainerRecreateRequestStatus) {
 		s.Phase = kruiseappsv1alpha1.ContainerRecreateRequestRecreating
 		s.ContainerRecreateStates = []kruiseappsv1alpha1.ContainerRecreateRequestContainerRecreateState{
 			{Name: "app", Phase: kruiseappsv1alpha1.ContainerRecreateRequestRecreating, IsKilled: true},
 		}
 	})
+	// The deadline counts from the creation timestamp, which has whole seconds: given at creation it may fall
+	// due before the status above is written, and the controller would complete the request first (with no
+	// container to fail), the status write then putting Recreating over that completion. So it comes only now.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(crr), crr); err != nil {
+			return err
+		}
+		crr.Spec.ActiveDeadlineSeconds = ptr.To[int64](1)
+		return c.Update(t.Context(), crr)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "the request completed at its deadline", func(ctx context.Context) (bool, string) {
 		got := get(t, c, crr)
 		states := got.Status.ContainerRecreateStates

@@ -120,6 +120,16 @@ func eventReasons(t *testing.T, c client.Client, cs *kruiseappsv1alpha1.CloneSet
 	return out
 }
 
+// waitEvents waits until the CloneSet has n events of reason. The recorder stores events in the background, apart
+// from the writes they tell of: an event may reach the apiserver after the state the test waited for.
+func waitEvents(t *testing.T, c client.Client, cs *kruiseappsv1alpha1.CloneSet, reason string, n int) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%d %s events", n, reason), func(context.Context) (bool, error) {
+		got := eventReasons(t, c, cs)[reason]
+		return len(got) == n, fmt.Errorf("%d %s events: %q", len(got), reason, got)
+	})
+}
+
 func TestCreateLabelsPodsAndReportsStatus(t *testing.T) {
 	c := startController(t)
 	ns := newNamespace(t, c)
@@ -145,9 +155,7 @@ func TestCreateLabelsPodsAndReportsStatus(t *testing.T) {
 			t.Fatalf("pod %s readiness gates = %v", p.Name, gates)
 		}
 	}
-	if n := len(eventReasons(t, c, cs)["SuccessfulCreate"]); n != 3 {
-		t.Fatalf("%d SuccessfulCreate events, want 3", n)
-	}
+	waitEvents(t, c, cs, "SuccessfulCreate", 3)
 	// Without hooks a new pod's state and its gates' conditions go in one pods/status write.
 	for _, p := range got {
 		if !settledInOneWrite(p) {
@@ -190,9 +198,7 @@ func TestInPlaceUpdateKeepsPods(t *testing.T) {
 				p.Status.ContainerStatuses[0].RestartCount, p.Status.Conditions)
 		}
 	}
-	if n := len(eventReasons(t, c, cs)["SuccessfulUpdatePodInPlace"]); n != 3 {
-		t.Fatalf("%d SuccessfulUpdatePodInPlace events, want 3", n)
-	}
+	waitEvents(t, c, cs, "SuccessfulUpdatePodInPlace", 3)
 }
 
 func TestRecreateWhenNotInPlace(t *testing.T) {
@@ -373,7 +379,8 @@ func TestEmptySelectorIsReported(t *testing.T) {
 	if ps, err := pods(t.Context(), c, cs); err != nil || len(ps) != 0 {
 		t.Fatalf("a CloneSet without a selector created pods: %d, %v", len(ps), err)
 	}
-	if len(eventReasons(t, c, cs)["FailedScale"]) == 0 {
-		t.Fatal("no FailedScale event")
-	}
+	// The event is recorded before the condition is written, but stored in the background: it may come later.
+	eventually(t, "a FailedScale event", func(context.Context) (bool, error) {
+		return len(eventReasons(t, c, cs)["FailedScale"]) > 0, nil
+	})
 }
