@@ -27,6 +27,12 @@ func (r *Reconciler) apply(ctx context.Context, crr *kruiseappsv1alpha1.Containe
 	if err := r.patchMeta(ctx, crr, beforePod(p)); err != nil {
 		return err
 	}
+	if p.RemoveFinalizer && !p.Release {
+		var err error
+		if pod, err = r.confirmReleased(ctx, crr, pod, &p); err != nil {
+			return err
+		}
+	}
 	if err := r.patchPod(ctx, crr, pod, p); err != nil {
 		return err
 	}
@@ -68,6 +74,25 @@ func afterPod(p Plan) crrChange {
 			delete(crr.Labels, kruiseappsv1alpha1.ContainerRecreateRequestActiveKey)
 		}
 	}
+}
+
+// confirmReleased reads the pod past the cache before the finalizer, the request's record of its hold, goes:
+// a cache that does not show the hold yet would otherwise leave the pod held not ready with no request to
+// release it. A pod still held is released first.
+func (r *Reconciler) confirmReleased(ctx context.Context, crr *kruiseappsv1alpha1.ContainerRecreateRequest, pod *corev1.Pod, p *Plan) (*corev1.Pod, error) {
+	if pod == nil {
+		return nil, nil
+	}
+	live := &corev1.Pod{}
+	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), live)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading pod %s before releasing the request's hold: %w", pod.Name, err)
+	}
+	p.Release = holds(live, crr) && live.DeletionTimestamp == nil
+	return live, nil
 }
 
 func setAnnotation(crr *kruiseappsv1alpha1.ContainerRecreateRequest, key, value string) {

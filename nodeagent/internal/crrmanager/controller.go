@@ -43,6 +43,8 @@ type Reconciler struct {
 	// manager's.
 	Client   client.Client
 	Recorder events.EventRecorder
+	// APIReader reads past the cache; defaults to the manager's.
+	APIReader client.Reader
 	// Clock defaults to the real clock.
 	Clock clock.PassiveClock
 	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's default).
@@ -75,6 +77,9 @@ func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(ControllerName)
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
