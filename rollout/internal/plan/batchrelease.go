@@ -139,8 +139,12 @@ func observe(st *rolloutsv1beta1.BatchReleaseStatus, w BatchWorld) {
 func recalculate(d *BatchDecision, old rolloutsv1beta1.BatchReleaseStatus, w BatchWorld) {
 	st := &d.Status
 	hash := ReleasePlanHash(w.Plan)
+	if hash != old.ObservedReleasePlanHash && partitionMoved(old, w.Plan) {
+		// The Rollout lets the batches run on (or stops them at the current one): the batch in flight goes on.
+		st.ObservedReleasePlanHash = hash
+	}
 	switch {
-	case hash != old.ObservedReleasePlanHash:
+	case hash != st.ObservedReleasePlanHash:
 		if w.Plan.RolloutID != old.ObservedRolloutID {
 			st.CanaryStatus.CurrentBatch = 0
 		} else {
@@ -158,6 +162,23 @@ func recalculate(d *BatchDecision, old rolloutsv1beta1.BatchReleaseStatus, w Bat
 	}
 }
 
+// partitionMoved: the plan is the one observed but for a partition that moved between the current batch and
+// the next one: the Rollout's next step, or its pacing (paceBatches) given or taken back. A step jump moves it
+// further and restarts the batch at the new partition.
+func partitionMoved(old rolloutsv1beta1.BatchReleaseStatus, p rolloutsv1beta1.ReleasePlan) bool {
+	current := old.CanaryStatus.CurrentBatch
+	if p.BatchPartition == nil || (*p.BatchPartition != current && *p.BatchPartition != current+1) {
+		return false
+	}
+	for _, was := range []int32{current, current + 1} {
+		p.BatchPartition = &was
+		if ReleasePlanHash(p) == old.ObservedReleasePlanHash {
+			return true
+		}
+	}
+	return false
+}
+
 func restartBatch(st *rolloutsv1beta1.BatchReleaseStatus) {
 	st.CanaryStatus.CurrentBatchState = rolloutsv1beta1.UpgradingBatchState
 	st.CanaryStatus.BatchReadyTime = nil
@@ -167,7 +188,7 @@ func progressBatch(d BatchDecision, w BatchWorld) BatchDecision {
 	cs := &d.Status.CanaryStatus
 	switch cs.CurrentBatchState {
 	case rolloutsv1beta1.ReadyBatchState:
-		if *w.Plan.BatchPartition <= cs.CurrentBatch || int(cs.CurrentBatch)+1 >= len(w.Plan.Batches) {
+		if !mayProceed(cs.CurrentBatch, w.Plan) {
 			return d
 		}
 		cs.CurrentBatch++
@@ -199,10 +220,21 @@ func verify(d BatchDecision, w BatchWorld) BatchDecision {
 		d.RequeueAfter = VerifyInterval
 		return d
 	}
+	d.Event = "batch is ready"
+	d.BatchReady = true
+	if mayProceed(cs.CurrentBatch, w.Plan) {
+		// Paced by the Rollout: the next batch starts in this reconcile, its partition the one write of the
+		// transition.
+		cs.CurrentBatch++
+		return upgrade(d, w)
+	}
 	cs.CurrentBatchState = rolloutsv1beta1.ReadyBatchState
 	now := metav1.NewTime(w.Now.Truncate(time.Second))
 	cs.BatchReadyTime = &now
-	d.Event = "batch is ready"
-	d.BatchReady = true
 	return d
+}
+
+// mayProceed: the plan lets the release go beyond the current batch, and there is a batch beyond it.
+func mayProceed(current int32, p rolloutsv1beta1.ReleasePlan) bool {
+	return *p.BatchPartition > current && int(current)+1 < len(p.Batches)
 }

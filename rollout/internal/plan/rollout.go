@@ -53,6 +53,36 @@ type BatchObs struct {
 	// Replicas and ReadyReplicas are the pods of the new revision and the ready ones, as the BatchRelease
 	// last reported them.
 	Replicas, ReadyReplicas int32
+	// Plan is the release plan the BatchRelease carries; Batch is the batch it is at when Observed, that is
+	// when its status reports that plan.
+	Plan     rolloutsv1beta1.ReleasePlan
+	Batch    int32
+	Observed bool
+}
+
+// ObserveBatch is what a BatchRelease tells its Rollout. Readiness is read only from a BatchRelease that has
+// observed its current spec, so a stale status never advances a step.
+func ObserveBatch(br *rolloutsv1beta1.BatchRelease) *BatchObs {
+	cs := br.Status.CanaryStatus
+	obs := &BatchObs{Replicas: cs.UpdatedReplicas, ReadyReplicas: cs.UpdatedReadyReplicas, Plan: br.Spec.ReleasePlan}
+	if c := GetCondition(br.Status.Conditions, ConditionStalled); c != nil && c.Status == corev1.ConditionTrue {
+		obs.Failure = c.Message
+	}
+	if br.Status.ObservedGeneration != br.Generation || br.Status.ObservedReleasePlanHash != ReleasePlanHash(br.Spec.ReleasePlan) {
+		return obs
+	}
+	if br.Spec.ReleasePlan.BatchPartition == nil {
+		obs.Completed = br.Status.Phase == rolloutsv1beta1.RolloutPhaseCompleted
+		return obs
+	}
+	obs.Observed, obs.Batch = true, cs.CurrentBatch
+	// A BatchRelease goes beyond a batch only once it is ready, or when the Rollout jumped past it: the
+	// steps of the batches before the current one are done.
+	obs.ReadyStep = cs.CurrentBatch
+	if cs.CurrentBatchState == rolloutsv1beta1.ReadyBatchState && cs.CurrentBatch == *br.Spec.ReleasePlan.BatchPartition {
+		obs.ReadyStep = cs.CurrentBatch + 1
+	}
+	return obs
 }
 
 // RolloutWorld is everything the Rollout planner reads.
@@ -300,6 +330,7 @@ func planRolling(d *RolloutDecision, w RolloutWorld) {
 		setProgressing(d, rolloutsv1beta1.ProgressingReasonPaused, MsgPaused, w.Now)
 		d.Status.Message = MsgPaused
 		d.Plan = releasePlan(w, *sub, false)
+		paceBatches(d, w, false)
 		d.Health = Health{Stalled: true, Reason: ReasonPaused, Message: MsgPaused}
 	case reverted(w, sub) && w.Workload.UpdateRevision != sub.PodTemplateHash:
 		// Rollback in batches: the reverted revision is released again through the steps, from step 1.
@@ -365,6 +396,7 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 	routed := !w.NoTraffic && !w.TrafficUnavailable
 	hold := routed && !stepTrafficReady(d, w, sub)
 	step := sub.CurrentStepIndex
+	jumped := sub.NextStepIndex != nextIndex(step, len(steps))
 	res := Advance(*sub, StepWorld{
 		Now: w.Now, Steps: steps, BlueGreen: w.Spec.Strategy.BlueGreen != nil,
 		ReadyStep: readyStep(w), NoTraffic: w.NoTraffic, TrafficStep: trafficStep(d, w, sub),
@@ -401,6 +433,48 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 		return
 	}
 	d.Plan = heldPlan(w, *sub, hold)
+	if !jumped {
+		paceBatches(d, w, mayLead(w, *sub))
+	}
+}
+
+// paceBatches lets the BatchRelease start the next batch by itself the moment the current one is ready, when
+// nothing is to happen between the two (mayLead). A transition then costs one write, the next batch's
+// partition, where the BatchRelease's status, the Rollout's patch of it and the partition follow one another
+// otherwise. The BatchRelease runs one batch ahead of the Rollout's step at most, and only under the plan it
+// already carries, partition aside. A batch it has started is never taken back (by a pause, an edited pause
+// or plan): it is in flight, as a batch the Rollout had started would be. A step jump still moves it.
+func paceBatches(d *RolloutDecision, w RolloutWorld, lead bool) {
+	p, b := d.Plan, w.Batch
+	if !w.NoTraffic || p == nil || p.BatchPartition == nil || b == nil || b.Plan.BatchPartition == nil {
+		return
+	}
+	next := *p.BatchPartition + 1
+	if int(next) >= len(p.Batches) {
+		return
+	}
+	started := b.Observed && b.Batch == next
+	carried := samePlanBut(b.Plan, *p) && (*b.Plan.BatchPartition == next || b.Observed && b.Batch == next-1)
+	if started || lead && carried {
+		p.BatchPartition = &next
+	}
+}
+
+// mayLead: the current step of a partition-style release goes on to the next at once (pause 0) and the
+// Rollout is not paused. (Pacing applies only to a Rollout that routes no traffic.)
+func mayLead(w RolloutWorld, sub rolloutsv1beta1.CommonStatus) bool {
+	s := w.Spec.Strategy
+	steps := s.GetSteps()
+	step, ok := stepAt(steps, sub.CurrentStepIndex)
+	return ok && int(sub.CurrentStepIndex) < len(steps) && !s.Paused &&
+		s.GetRollingStyle() == rolloutsv1beta1.PartitionRollingStyle &&
+		step.Pause.Duration != nil && *step.Pause.Duration == 0
+}
+
+// samePlanBut: two release plans differ at most in their partition.
+func samePlanBut(a, b rolloutsv1beta1.ReleasePlan) bool {
+	a.BatchPartition = b.BatchPartition
+	return ReleasePlanHash(a) == ReleasePlanHash(b)
 }
 
 // countNewPods copies the BatchRelease's count of new pods into the status (canaryReplicas and

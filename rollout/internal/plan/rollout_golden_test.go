@@ -33,6 +33,8 @@ type sim struct {
 	log []string
 	// net is the simulated network of a Rollout with traffic routing (nil: none).
 	net *simNet
+	// br plays the BatchRelease controller (nil: each batch is ready by the next reconcile).
+	br *simBatch
 }
 
 func newSim(t *testing.T, steps ...rolloutsv1beta1.CanaryStep) *sim {
@@ -47,6 +49,9 @@ func newSim(t *testing.T, steps ...rolloutsv1beta1.CanaryStep) *sim {
 func (s *sim) batch() *BatchObs {
 	if s.plan == nil {
 		return nil
+	}
+	if s.br != nil {
+		return ObserveBatch(s.br.object(*s.plan))
 	}
 	if s.plan.BatchPartition == nil {
 		return &BatchObs{Completed: true}

@@ -176,7 +176,7 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 	}
 	if br != nil {
 		obs.batch = br
-		obs.world.Batch = batchObs(br)
+		obs.world.Batch = plan.ObserveBatch(br)
 	}
 	obs.world.Traffic = r.runTraffic(ctx, ro, obs.workload)
 	return obs, nil
@@ -214,28 +214,6 @@ func (r *Reconciler) readBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout)
 		return nil, reconcile.TerminalError(fmt.Errorf("BatchRelease %s exists but is not owned by this Rollout", br.Name))
 	}
 	return br, nil
-}
-
-// batchObs reads readiness only from a BatchRelease that has observed its current spec, so a stale status
-// never advances a step.
-func batchObs(br *rolloutsv1beta1.BatchRelease) *plan.BatchObs {
-	obs := &plan.BatchObs{Replicas: br.Status.CanaryStatus.UpdatedReplicas, ReadyReplicas: br.Status.CanaryStatus.UpdatedReadyReplicas}
-	if c := plan.GetCondition(br.Status.Conditions, plan.ConditionStalled); c != nil && c.Status == corev1.ConditionTrue {
-		obs.Failure = c.Message
-	}
-	if br.Status.ObservedGeneration != br.Generation ||
-		br.Status.ObservedReleasePlanHash != plan.ReleasePlanHash(br.Spec.ReleasePlan) {
-		return obs
-	}
-	if br.Spec.ReleasePlan.BatchPartition == nil {
-		obs.Completed = br.Status.Phase == rolloutsv1beta1.RolloutPhaseCompleted
-		return obs
-	}
-	cs := br.Status.CanaryStatus
-	if cs.CurrentBatchState == rolloutsv1beta1.ReadyBatchState && cs.CurrentBatch == *br.Spec.ReleasePlan.BatchPartition {
-		obs.ReadyStep = cs.CurrentBatch + 1
-	}
-	return obs
 }
 
 // logDecision records, at debug level, what a reconcile saw and decided; enough to replay a release.
