@@ -21,7 +21,7 @@ type releaseTimeline struct {
 	PodsReady    []mark
 	PodsLabelled []mark
 	SetReady     []mark
-	// BatchReady are the 1-based batches the BatchRelease reported Ready,
+	// BatchReady are the 1-based batches the BatchRelease reported done,
 	// BatchCompleted its Completed phase, RolloutSteps the steps the
 	// Rollout entered.
 	BatchReady     []mark
@@ -154,13 +154,14 @@ type hop struct {
 
 // transitionPath: kube-controller-manager counts the pod in the
 // ReplicaSet's status, the manager has labelled the batch's pods (these
-// two in either order), the BatchRelease reports the batch Ready, the
-// Rollout enters the next step, the BatchRelease writes its partition.
+// two in either order), the BatchRelease reports the batch done (Ready, or
+// the next batch begun: then after the partition), the Rollout enters the
+// next step, the BatchRelease writes its partition.
 func transitionPath(t releaseTimeline, target int32, step int, next batchMark) []hop {
 	return []hop{
 		markHop("ReplicaSet status", t.SetReady, int64(target)),
 		markHop("pods labelled", t.PodsLabelled, int64(target)),
-		markHop("batch Ready", t.BatchReady, int64(step)),
+		markHop("batch done", t.BatchReady, int64(step)),
 		markHop(fmt.Sprintf("Rollout step %d", step+1), t.RolloutSteps, int64(step+1)),
 		{Name: "partition", At: next.At, Seen: true},
 	}
@@ -172,7 +173,7 @@ func finalisingPath(t releaseTimeline, target int32, step int) []hop {
 	return []hop{
 		markHop("ReplicaSet status", t.SetReady, int64(target)),
 		markHop("pods labelled", t.PodsLabelled, int64(target)),
-		markHop("batch Ready", t.BatchReady, int64(step)),
+		markHop("batch done", t.BatchReady, int64(step)),
 		markHop("BatchRelease Completed", t.BatchCompleted, 1),
 		{Name: "Rollout Completed", At: t.Completed, Seen: true},
 	}

@@ -11,6 +11,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -63,11 +65,11 @@ func TestAnalyseRelease(t *testing.T) {
 		Steps: []stepFigures{
 			{Target: 3, Pods: 3, Written: at(150), Ready: at(2000), Rolled: 1850 * time.Millisecond,
 				Transition: 60 * time.Millisecond,
-				Path: []hop{{"ReplicaSet status", at(2020), true}, {"pods labelled", at(1900), true}, {"batch Ready", at(2030), true},
+				Path: []hop{{"ReplicaSet status", at(2020), true}, {"pods labelled", at(1900), true}, {"batch done", at(2030), true},
 					{"Rollout step 2", at(2045), true}, {"partition", at(2060), true}},
 				Writes: []RequestCount{{"patch", "pods", 3}, {"update", "batchreleases/status", 4}}},
 			{Target: 10, Pods: 7, Written: at(2060), Ready: at(4000), Rolled: 1940 * time.Millisecond,
-				Path: []hop{{"ReplicaSet status", time.Time{}, false}, {"pods labelled", at(4050), true}, {"batch Ready", at(4100), true},
+				Path: []hop{{"ReplicaSet status", time.Time{}, false}, {"pods labelled", at(4050), true}, {"batch done", at(4100), true},
 					{"BatchRelease Completed", at(4250), true}, {"Rollout Completed", at(4300), true}},
 				Writes: []RequestCount{{"patch", "pods", 7}, {"update", "batchreleases/status", 3}}},
 		},
@@ -294,5 +296,27 @@ func TestReadyPodsCountsNewPodsOnce(t *testing.T) {
 	}
 	if diff := cmp.Diff([]mark{{1, at(1)}, {2, at(5)}}, p.labels.all()); diff != "" {
 		t.Errorf("labelled (-want +got):\n%s", diff)
+	}
+}
+
+// A batch is done when the BatchRelease reports it Ready or passes it: paced, it reports the next batch begun.
+func TestBatchProgressCountsPassedBatches(t *testing.T) {
+	b := &batchProgress{ready: newMarks(), completed: newMarks()}
+	status := func(batch int32, state rolloutsv1beta1.BatchReleaseBatchStateType) runtime.Object {
+		br := &rolloutsv1beta1.BatchRelease{Status: rolloutsv1beta1.BatchReleaseStatus{
+			CanaryStatus: rolloutsv1beta1.BatchReleaseCanaryStatus{CurrentBatch: batch, CurrentBatchState: state}}}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &unstructured.Unstructured{Object: u}
+	}
+	b.observe(at(100), status(0, rolloutsv1beta1.VerifyingBatchState))
+	b.observe(at(200), status(1, rolloutsv1beta1.VerifyingBatchState))
+	b.observe(at(300), status(1, rolloutsv1beta1.ReadyBatchState))
+	b.observe(at(400), status(3, rolloutsv1beta1.VerifyingBatchState))
+	want := []mark{{1, at(200)}, {2, at(300)}, {3, at(400)}}
+	if diff := cmp.Diff(want, b.ready.all()); diff != "" {
+		t.Errorf("batches done (-want +got):\n%s", diff)
 	}
 }

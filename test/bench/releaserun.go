@@ -307,8 +307,10 @@ func (p *rolloutProgress) lastSeen() string {
 	return p.last
 }
 
-// batchProgress marks each batch the BatchRelease reports Ready (by its
-// 1-based number) and the BatchRelease Completed.
+// batchProgress marks each batch the BatchRelease reports done (by its
+// 1-based number) and the BatchRelease Completed. A batch is done when the
+// BatchRelease reports it Ready, or reports a later one: paced by its Rollout
+// (pause 0), it starts the next batch without reporting the current Ready.
 type batchProgress struct {
 	last      int64
 	ready     *marks
@@ -321,9 +323,12 @@ func (b *batchProgress) observe(at time.Time, obj runtime.Object) {
 		return
 	}
 	cs := br.Status.CanaryStatus
-	if n := int64(cs.CurrentBatch) + 1; cs.CurrentBatchState == rolloutsv1beta1.ReadyBatchState && n > b.last {
-		b.last = n
-		b.ready.add(n, at)
+	done := int64(cs.CurrentBatch)
+	if cs.CurrentBatchState == rolloutsv1beta1.ReadyBatchState {
+		done++
+	}
+	for ; b.last < done; b.last++ {
+		b.ready.add(b.last+1, at)
 	}
 	if br.Status.Phase == rolloutsv1beta1.RolloutPhaseCompleted {
 		b.completed.add(1, at)
