@@ -82,20 +82,26 @@ func (p *deploymentPartition) UpgradeBatch(ctx context.Context, desiredUpdated i
 // come with every pod of a batch; a test that fails (the release lost control, or the annotation changed)
 // reads as a conflict, so the BatchRelease plans again from a fresh read.
 func (p *deploymentPartition) patchAnnotation(ctx context.Context, d *appsv1.Deployment, key, value string) error {
+	return PatchControlledAnnotation(ctx, p.client, d, key, value, key)
+}
+
+// PatchControlledAnnotation sets one annotation of a Deployment under a release's control by a JSON patch that
+// first tests its control-info, and each annotation named in guards, against the values d carries. A failed
+// test (the release lost control, or a guarded annotation changed since the read) returns a conflict.
+func PatchControlledAnnotation(ctx context.Context, c client.Client, d *appsv1.Deployment, key, value string, guards ...string) error {
 	path := func(k string) string {
 		return "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
 	}
-	info := rolloutsv1beta1.BatchReleaseControlAnnotation
-	ops := []map[string]any{
-		{"op": "test", "path": path(info), "value": d.Annotations[info]},
-		{"op": "test", "path": path(key), "value": d.Annotations[key]},
-		{"op": "replace", "path": path(key), "value": value},
+	ops := make([]map[string]any, 0, len(guards)+2)
+	for _, k := range append([]string{rolloutsv1beta1.BatchReleaseControlAnnotation}, guards...) {
+		ops = append(ops, map[string]any{"op": "test", "path": path(k), "value": d.Annotations[k]})
 	}
+	ops = append(ops, map[string]any{"op": "add", "path": path(key), "value": value})
 	raw, err := json.Marshal(ops)
 	if err != nil {
 		return fmt.Errorf("encoding the patch of deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
-	err = p.client.Patch(ctx, d.DeepCopy(), client.RawPatch(types.JSONPatchType, raw))
+	err = c.Patch(ctx, d.DeepCopy(), client.RawPatch(types.JSONPatchType, raw))
 	var status apierrors.APIStatus
 	if errors.As(err, &status) && status.Status().Code == http.StatusUnprocessableEntity {
 		return apierrors.NewConflict(appsv1.Resource("deployments"), d.Name, err)

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -143,15 +142,16 @@ func (r *Reconciler) patchExtraStatus(ctx context.Context, d *appsv1.Deployment,
 	if err != nil {
 		return 0, fmt.Errorf("encoding the extra status: %w", err)
 	}
-	patch := map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		rolloutsv1beta1.DeploymentExtraStatusAnnotation: string(raw),
-	}}}
-	body, err := json.Marshal(patch)
-	if err != nil {
-		return 0, fmt.Errorf("encoding the extra status patch: %w", err)
+	// Guarded by the release's control-info: a reconcile that read the Deployment before the release
+	// handed it back must not put the annotation back on it.
+	err = control.PatchControlledAnnotation(ctx, r.Client, d, rolloutsv1beta1.DeploymentExtraStatusAnnotation, string(raw))
+	if apierrors.IsConflict(err) {
+		// Released or taken over meanwhile: that change brings its own reconcile.
+		ctrl.LoggerFrom(ctx).V(1).Info("Extra status not written: the release's control changed", "deployment", klog.KObj(d))
+		return 0, nil
 	}
-	if err := r.Client.Patch(ctx, d, client.RawPatch(types.MergePatchType, body)); err != nil {
-		return 0, fmt.Errorf("patching the extra status of %s: %w", klog.KObj(d), err)
+	if err != nil {
+		return 0, fmt.Errorf("writing the extra status of %s: %w", klog.KObj(d), err)
 	}
 	r.extraWritten.Mark(key, now)
 	return 0, nil
