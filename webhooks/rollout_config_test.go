@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"testing"
@@ -158,5 +159,32 @@ func TestRegisterRolloutWebhooksNeedsItsInputs(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := RegisterRolloutWebhooks(&recordingServer{}, nil, scheme, rolloutadmission.DefaultOptions()); err == nil {
 		t.Error("no error without a reader")
+	}
+}
+
+// The unified webhook's matchConditions name exactly the kinds its handler skips, so the API server calls it
+// for none of them and for every other kind.
+func TestUnifiedMatchConditionsNameTheSkippedKinds(t *testing.T) {
+	mutating, _ := loadWebhookConfigurations(t)
+	var expr string
+	for _, w := range mutating.Webhooks {
+		if w.ClientConfig.Service != nil && w.ClientConfig.Service.Path != nil && *w.ClientConfig.Service.Path == MutateUnifiedWorkloadPath {
+			for _, c := range w.MatchConditions {
+				expr += c.Expression
+			}
+		}
+	}
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile(`request\.kind\.group == '([^']*)' && request\.kind\.kind (?:==|in) \[?([^)|]*)`).FindAllStringSubmatch(expr, -1) {
+		for _, kind := range regexp.MustCompile(`'([^']*)'`).FindAllStringSubmatch(m[2], -1) {
+			named[m[1]+"/"+kind[1]] = true
+		}
+	}
+	want := map[string]bool{}
+	for gk := range unifiedSkipped {
+		want[gk.Group+"/"+gk.Kind] = true
+	}
+	if diff := cmp.Diff(want, named); diff != "" {
+		t.Errorf("kinds the handler skips (-) and the matchConditions exclude (+) differ:\n%s\nexpression: %s", diff, expr)
 	}
 }
