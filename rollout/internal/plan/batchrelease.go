@@ -225,6 +225,7 @@ func verify(d BatchDecision, w BatchWorld) BatchDecision {
 	if mayProceed(cs.CurrentBatch, w.Plan) {
 		// Paced by the Rollout: the next batch starts in this reconcile, its partition the one write of the
 		// transition.
+		d.Event = "batch is ready; the next batch starts"
 		cs.CurrentBatch++
 		return upgrade(d, w)
 	}
