@@ -251,10 +251,13 @@ type counterSpec struct {
 }
 
 // cloneSetCounters tell where a run's writes and time went: writes lost
-// to a conflict (each one costs the reconcile that sent it), and the
-// reconciles of the two controllers that write a CloneSet's pods.
+// to a conflict (each one costs the reconcile that sent it), requests API
+// Priority and Fairness turned away (each retried after the second the API
+// server asks for), and the reconciles of the two controllers that write a
+// CloneSet's pods.
 var cloneSetCounters = []counterSpec{
 	{"manager write conflicts (HTTP 409)", "rest_client_requests_total", map[string]string{"code": "409"}},
+	{"manager requests rejected (HTTP 429)", "rest_client_requests_total", map[string]string{"code": "429"}},
 	{"CloneSet reconciles", reconcileTotal, map[string]string{"controller": "cloneset-controller"}},
 	{"CloneSet reconciles requeued after a delay", reconcileTotal,
 		map[string]string{"controller": "cloneset-controller", "result": "requeue_after"}},

@@ -340,14 +340,16 @@ func TestCounterRises(t *testing.T) {
 	}
 	before := []Sample{reconciles("success", 10), reconciles("requeue_after", 1), conflicts("409", 2), conflicts("200", 50)}
 	after := []Sample{reconciles("success", 30), reconciles("requeue_after", 6), reconciles("error", 1), conflicts("409", 7),
-		conflicts("200", 500), {Name: reconcileTotal, Labels: map[string]string{"controller": "pod-readiness-controller"}, Value: 1000}}
+		conflicts("429", 3), conflicts("200", 500),
+		{Name: reconcileTotal, Labels: map[string]string{"controller": "pod-readiness-controller"}, Value: 1000}}
 	got := counterRises(cloneSetCounters, before, after)
-	// conflicts, CloneSet reconciles, of them requeued after a delay, failed; pod-readiness reconciles.
-	want := []float64{5, 26, 5, 1, 1000}
+	// conflicts, rejections (a series absent before counts from 0), CloneSet reconciles, of them requeued after
+	// a delay, failed; pod-readiness reconciles.
+	want := []float64{5, 3, 26, 5, 1, 1000}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rises (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]float64{10, 52, 10, 2, 2000}, addRises(addRises(nil, got), got)); diff != "" {
+	if diff := cmp.Diff([]float64{10, 6, 52, 10, 2, 2000}, addRises(addRises(nil, got), got)); diff != "" {
 		t.Errorf("sum of two runs (-want +got):\n%s", diff)
 	}
 	metrics := counterMetrics(cloneSetCounters, got, " (in-place)", "")
