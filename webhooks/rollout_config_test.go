@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
 
 const webhookConfigurationsFile = "../charts/flotilla/webhooks/webhook-configurations.yaml"
@@ -186,5 +187,26 @@ func TestUnifiedMatchConditionsNameTheSkippedKinds(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, named); diff != "" {
 		t.Errorf("kinds the handler skips (-) and the matchConditions exclude (+) differ:\n%s\nexpression: %s", diff, expr)
+	}
+}
+
+// Every webhook that freezes workloads (those selecting the workload-type label) spares the manager's own
+// writes, naming the identity the chart replaces with its release's manager service account.
+func TestWorkloadWebhooksSpareTheManager(t *testing.T) {
+	mutating, _ := loadWebhookConfigurations(t)
+	want := `request.userInfo.username != 'system:serviceaccount:flotilla-system:flotilla-manager'`
+	freezing := 0
+	for _, w := range mutating.Webhooks {
+		if w.ObjectSelector == nil || len(w.ObjectSelector.MatchExpressions) == 0 ||
+			w.ObjectSelector.MatchExpressions[0].Key != rolloutsv1beta1.WorkloadTypeLabel {
+			continue
+		}
+		freezing++
+		if !slices.ContainsFunc(w.MatchConditions, func(c admissionregistrationv1.MatchCondition) bool { return c.Expression == want }) {
+			t.Errorf("%s: no matchCondition %s", w.Name, want)
+		}
+	}
+	if freezing != 5 {
+		t.Errorf("%d webhooks select the workload-type label, want the 5 that freeze workloads", freezing)
 	}
 }

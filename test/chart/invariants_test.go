@@ -115,10 +115,12 @@ func containerPort(t *testing.T, c corev1.Container, target intstr.IntOrString) 
 }
 
 // checkWebhooks compares the rendered webhooks with the file's: the selected ones, unchanged but for their
-// Service, in the file's order.
+// Service and the manager's identity in their matchConditions (the release's manager service account), in the
+// file's order.
 func checkWebhooks(t *testing.T, c chartCase, r rendered) {
 	t.Helper()
-	want := fileWebhooks(t).webhookSet(t).installed(c.webhooks, r.env(t, "SERVICE_NAME"), r.rel.namespace)
+	manager := "system:serviceaccount:" + r.rel.namespace + ":" + r.deployment(t).Spec.Template.Spec.ServiceAccountName
+	want := fileWebhooks(t).webhookSet(t).installed(c.webhooks, r.env(t, "SERVICE_NAME"), r.rel.namespace, manager)
 	got := r.webhookSet(t)
 	if diff := cmp.Diff(want.mutating, got.mutating); diff != "" {
 		t.Errorf("mutating webhooks (-want +got):\n%s", diff)

@@ -101,11 +101,17 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	DeferCleanup(stopManager)
 }, NodeTimeout(8*time.Minute))
 
-// startManager starts flotilla-manager against the suite's cluster; binary "" builds it into workDir.
+// startManager starts flotilla-manager against the suite's cluster; binary "" builds it into workDir. It runs
+// as the chart installs it, as the service account flotilla-manager of flotilla-system: API Priority and
+// Fairness files its requests as an installed controller's, and the workload webhooks spare its own writes.
 func startManager(ctx context.Context, workDir, binary string, extraArgs ...string) (*framework.Manager, error) {
+	kubeconfig, err := testCluster.ControllerKubeconfig(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return framework.StartManager(ctx, framework.ManagerConfig{
 		RestConfig:     testCluster.Config(),
-		KubeconfigPath: testCluster.KubeconfigPath(),
+		KubeconfigPath: kubeconfig,
 		WorkDir:        workDir,
 		Binary:         binary,
 		ExtraArgs:      extraArgs,

@@ -22,6 +22,7 @@ var _ = Describe("Paced batches", func() {
 		s := newStory(ctx, "Deployment", 4)
 		s.waitPods(ctx, map[string]int{"v1": 4})
 		w := watchAppPods(ctx, s.ns)
+		calls := deploymentWebhookCalls(ctx)
 		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n    pause: {duration: 0}\n  - replicas: 2\n    pause: {duration: 0}\n  - replicas: 100%")
 		By("releasing a version whose pods wait on a readiness gate")
 		patch := `{"spec":{"template":{"spec":{"readinessGates":[{"conditionType":"` + warmGate + `"}],` +
@@ -60,8 +61,18 @@ var _ = Describe("Paced batches", func() {
 		s.waitPods(ctx, map[string]int{"v2": 4})
 		s.expectReleased(ctx)
 		w.expect(ctx, s.ns, 5, 3)
+		// The test's template patch and kube-controller-manager's revision annotations call the Deployment
+		// webhook; the manager's own writes (marks, partitions, extra status, the hand-back) do not.
+		GinkgoWriter.Printf("Deployment webhook calls during the release: %d\n", deploymentWebhookCalls(ctx)-calls)
+		Expect(deploymentWebhookCalls(ctx)-calls).To(BeNumerically("<=", 4), "the manager's writes spare its own webhook")
 	})
 })
+
+// deploymentWebhookCalls is the manager's count of Deployment webhook calls.
+func deploymentWebhookCalls(ctx context.Context) int {
+	GinkgoHelper()
+	return managerCounter(ctx, "controller_runtime_webhook_requests_total{", `webhook="/mutate-apps-v1-deployment"`)
+}
 
 // batchPartition is the BatchRelease's spec.releasePlan.batchPartition (-1: none, or no BatchRelease).
 func (s *story) batchPartition(ctx context.Context) int64 {
