@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -25,10 +26,7 @@ var _ = Describe("Paced batches", func() {
 		calls := deploymentWebhookCalls(ctx)
 		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n    pause: {duration: 0}\n  - replicas: 2\n    pause: {duration: 0}\n  - replicas: 100%")
 		By("releasing a version whose pods wait on a readiness gate")
-		patch := `{"spec":{"template":{"spec":{"readinessGates":[{"conditionType":"` + warmGate + `"}],` +
-			`"containers":[{"name":"app","env":[{"name":"VERSION","value":"v2"}]}]}}}}`
-		_, err := kube.AppsV1().Deployments(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
-		Expect(err).NotTo(HaveOccurred())
+		s.setGatedVersion(ctx, "v2")
 
 		By("step 1: the BatchRelease may go on to batch 2 by itself, but not before batch 1 is ready")
 		Eventually(func() int64 { return s.batchPartition(ctx) }).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).
@@ -72,6 +70,15 @@ var _ = Describe("Paced batches", func() {
 func deploymentWebhookCalls(ctx context.Context) int {
 	GinkgoHelper()
 	return managerCounter(ctx, "controller_runtime_webhook_requests_total{", `webhook="/mutate-apps-v1-deployment"`)
+}
+
+// setGatedVersion changes the Deployment's template to version, its pods waiting on warmGate (see warm).
+func (s *story) setGatedVersion(ctx context.Context, version string) {
+	GinkgoHelper()
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"readinessGates":[{"conditionType":%q}],`+
+		`"containers":[{"name":"app","env":[{"name":"VERSION","value":%q}]}]}}}}`, warmGate, version)
+	_, err := kube.AppsV1().Deployments(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+	Expect(err).NotTo(HaveOccurred())
 }
 
 // batchPartition is the BatchRelease's spec.releasePlan.batchPartition (-1: none, or no BatchRelease).

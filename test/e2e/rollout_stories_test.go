@@ -526,10 +526,7 @@ var _ = Describe("Rollout stories", func() {
 		s.waitPods(ctx, map[string]int{"v1": 4})
 		s.rollout(ctx, "canary:\n  enableExtraWorkloadForCanary: true\n  failureThreshold: 50%\n  steps:\n  - replicas: 2\n  - replicas: 100%")
 		By("releasing a version whose pods wait on a readiness gate")
-		patch := `{"spec":{"template":{"spec":{"readinessGates":[{"conditionType":"example.com/warm"}],` +
-			`"containers":[{"name":"app","env":[{"name":"VERSION","value":"v2"}]}]}}}}`
-		_, err := kube.AppsV1().Deployments(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
-		Expect(err).NotTo(HaveOccurred())
+		s.setGatedVersion(ctx, "v2")
 		Eventually(func() int { return len(s.podsOf(ctx, "v2")) }).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(2))
 		Consistently(func() string { return s.step(ctx) }).WithContext(ctx).WithTimeout(3*time.Second).
 			Should(Equal("Progressing 1/StepUpgrade"), "no new pod is ready, and the threshold never excuses them all")
@@ -539,10 +536,7 @@ var _ = Describe("Rollout stories", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Status).To(Equal(kstatus.InProgressStatus), "kstatus sees a rolling Rollout as in progress")
 		By("one of the two new pods becoming ready")
-		pod := s.podsOf(ctx, "v2")[0]
-		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: "example.com/warm", Status: corev1.ConditionTrue})
-		_, err = kube.CoreV1().Pods(s.ns).UpdateStatus(ctx, &pod, metav1.UpdateOptions{})
-		Expect(err).NotTo(HaveOccurred())
+		s.warm(ctx, s.podsOf(ctx, "v2")[0])
 		s.waitStep(ctx, "Progressing 1/StepPaused")
 	})
 
