@@ -453,12 +453,16 @@ func expectWarning(t *testing.T, c client.Client, ns, reason string) {
 // addForeignConditions writes conditions the way a third-party gate does: its own Stalled, and a type of its own.
 func addForeignConditions(t *testing.T, c client.Client, ns string) {
 	t.Helper()
-	ro := getRollout(t, c, ns)
-	conds := plan.RemoveCondition(ro.Status.Conditions, plan.ConditionStalled)
-	ro.Status.Conditions = append(conds,
-		rolloutsv1beta1.RolloutCondition{Type: plan.ConditionStalled, Status: corev1.ConditionFalse, Reason: "GateOpen", Message: "external gate"},
-		rolloutsv1beta1.RolloutCondition{Type: "example.com/Gate", Status: corev1.ConditionTrue, Reason: "Open", Message: "external gate"})
-	if err := c.Status().Update(context.Background(), ro); err != nil {
+	// The engine may write the status between the read and the write, as any other writer's would.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ro := getRollout(t, c, ns)
+		conds := plan.RemoveCondition(ro.Status.Conditions, plan.ConditionStalled)
+		ro.Status.Conditions = append(conds,
+			rolloutsv1beta1.RolloutCondition{Type: plan.ConditionStalled, Status: corev1.ConditionFalse, Reason: "GateOpen", Message: "external gate"},
+			rolloutsv1beta1.RolloutCondition{Type: "example.com/Gate", Status: corev1.ConditionTrue, Reason: "Open", Message: "external gate"})
+		return c.Status().Update(context.Background(), ro)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
