@@ -28,14 +28,16 @@ import (
 
 const pollTimeout = 60 * time.Second
 
-func newNamespace(t *testing.T, c client.Client, name string) string {
+// newNamespace creates a namespace named after prefix; the API server adds a suffix, so that a test run again
+// in the same process (-count) never meets its previous namespace, still terminating.
+func newNamespace(t *testing.T, c client.Client, prefix string) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
 	if err := c.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
-	return name
+	return ns.Name
 }
 
 func demoDeployment(ns, name string, replicas int32) *appsv1.Deployment {
