@@ -1,6 +1,7 @@
 package custom_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -197,7 +198,7 @@ func TestFailingScriptLeavesObjectAlone(t *testing.T) {
 	if err := f.c.Create(t.Context(), cfg); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = f.c.Delete(t.Context(), cfg) })
+	t.Cleanup(func() { _ = f.c.Delete(context.Background(), cfg) }) // t.Context() is canceled by then
 	target := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "target", Namespace: f.ns}, Data: map[string]string{"k": "v"}}
 	if err := f.c.Create(t.Context(), target); err != nil {
 		t.Fatal(err)

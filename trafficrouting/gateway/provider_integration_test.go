@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"slices"
@@ -79,7 +80,7 @@ func (e env) namespace(t *testing.T) string {
 	if err := e.c.Create(t.Context(), ns); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = e.c.Delete(t.Context(), ns) })
+	t.Cleanup(func() { _ = e.c.Delete(context.Background(), ns) }) // t.Context() is canceled by then
 	return ns.Name
 }
 

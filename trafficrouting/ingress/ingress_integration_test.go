@@ -1,6 +1,7 @@
 package ingress_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -209,7 +210,7 @@ local a = {}
 a["acme.example/canary-percent"] = obj.weight
 return a`}
 	create(t, f.c, cm)
-	t.Cleanup(func() { _ = f.c.Delete(t.Context(), cm) })
+	t.Cleanup(func() { _ = f.c.Delete(context.Background(), cm) }) // t.Context() is canceled by then
 	w := int32(30)
 	for range 3 {
 		if done, err := p.EnsureRoutes(t.Context(), trafficrouting.Routes{Weight: &w}); err != nil || done {
@@ -241,7 +242,7 @@ func TestMissingIngressAndBadScript(t *testing.T) {
 		Data: map[string]string{"lua.traffic.routing.ingress.broken": `return "not a table"`}}
 	_ = f.c.Delete(t.Context(), cm)
 	create(t, f.c, cm)
-	t.Cleanup(func() { _ = f.c.Delete(t.Context(), cm) })
+	t.Cleanup(func() { _ = f.c.Delete(context.Background(), cm) }) // t.Context() is canceled by then
 	w := int32(10)
 	_, err = broken.EnsureRoutes(t.Context(), trafficrouting.Routes{Weight: &w})
 	if err == nil || !strings.Contains(err.Error(), `ingress class "broken"`) {
