@@ -88,6 +88,13 @@ func ReleasePlanHash(p rolloutsv1beta1.ReleasePlan) string {
 	return hashJSON(p)
 }
 
+// hashAtPartition is the hash p would have with partition instead of its own: two plans that differ at most
+// in their partition hash alike at the same one.
+func hashAtPartition(p rolloutsv1beta1.ReleasePlan, partition *int32) string {
+	p.BatchPartition = partition
+	return ReleasePlanHash(p)
+}
+
 // StepsHash is the step-plan hash kept in the rollouts.kruise.io/hash annotation: the steps without pauses,
 // so that editing a pause does not restart a release.
 func StepsHash(steps []rolloutsv1beta1.CanaryStep) string {

@@ -171,8 +171,7 @@ func partitionMoved(old rolloutsv1beta1.BatchReleaseStatus, p rolloutsv1beta1.Re
 		return false
 	}
 	for _, was := range []int32{current, current + 1} {
-		p.BatchPartition = &was
-		if ReleasePlanHash(p) == old.ObservedReleasePlanHash {
+		if hashAtPartition(p, &was) == old.ObservedReleasePlanHash {
 			return true
 		}
 	}

@@ -473,8 +473,7 @@ func mayLead(w RolloutWorld, sub rolloutsv1beta1.CommonStatus) bool {
 
 // samePlanBut: two release plans differ at most in their partition.
 func samePlanBut(a, b rolloutsv1beta1.ReleasePlan) bool {
-	a.BatchPartition = b.BatchPartition
-	return ReleasePlanHash(a) == ReleasePlanHash(b)
+	return hashAtPartition(a, b.BatchPartition) == ReleasePlanHash(b)
 }
 
 // countNewPods copies the BatchRelease's count of new pods into the status (canaryReplicas and
