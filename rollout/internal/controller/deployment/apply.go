@@ -3,14 +3,18 @@ package deployment
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -89,27 +93,48 @@ func (r *Reconciler) bumpCollisionCount(ctx context.Context, d *appsv1.Deploymen
 	return nil
 }
 
-// scale writes a ReplicaSet's size and replica annotations, guarded by the resourceVersion the plan
-// read; a conflict returns nil, nil (see apply).
+// scale writes a ReplicaSet's size and replica annotations by a JSON patch that tests the size the plan
+// read; a failed test returns nil, nil (see apply). Unlike a resourceVersion guard it does not lose to
+// kube-controller-manager's status writes, which come with every pod that starts or stops.
 func (r *Reconciler) scale(ctx context.Context, d *appsv1.Deployment, rs *appsv1.ReplicaSet, step Step,
 	plan Plan) (*appsv1.ReplicaSet, error) {
 	if rs == nil {
 		return nil, fmt.Errorf("plan step %+v names no known replica set", step)
 	}
-	want := rs.DeepCopy()
-	want.Spec.Replicas = ptr.To(step.To)
-	want.Annotations = withLabel(want.Annotations, desiredReplicasAnnotation, strconv.Itoa(int(plan.DesiredReplicas)))
-	want.Annotations[maxReplicasAnnotation] = strconv.Itoa(int(plan.MaxReplicas))
-	base := client.MergeFromWithOptions(rs, client.MergeFromWithOptimisticLock{})
-	if err := r.Client.Patch(ctx, want, base); err != nil {
-		if apierrors.IsConflict(err) {
-			ctrl.LoggerFrom(ctx).V(1).Info("ReplicaSet changed since it was read, replanning", "ReplicaSet", klog.KObj(rs))
-			return nil, nil
-		}
+	raw, err := json.Marshal(scaleOps(rs, step.To, plan))
+	if err != nil {
+		return nil, fmt.Errorf("encoding the scale of replica set %s: %w", klog.KObj(rs), err)
+	}
+	written := rs.DeepCopy()
+	err = r.Client.Patch(ctx, written, client.RawPatch(types.JSONPatchType, raw))
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Code == http.StatusUnprocessableEntity {
+		ctrl.LoggerFrom(ctx).V(1).Info("ReplicaSet resized since it was read, replanning", "ReplicaSet", klog.KObj(rs))
+		return nil, nil
+	}
+	if err != nil {
 		return nil, fmt.Errorf("scaling replica set %s: %w", klog.KObj(rs), err)
 	}
-	r.scaled(d, want, step)
-	return want, nil
+	r.scaled(d, written, step)
+	return written, nil
+}
+
+// scaleOps test spec.replicas against what the plan read, then set it and the replica annotations.
+func scaleOps(rs *appsv1.ReplicaSet, to int32, plan Plan) []map[string]any {
+	ops := []map[string]any{
+		{"op": "test", "path": "/spec/replicas", "value": rs.Spec.Replicas},
+		{"op": "replace", "path": "/spec/replicas", "value": to},
+	}
+	if rs.Annotations == nil {
+		ops = append(ops, map[string]any{"op": "add", "path": "/metadata/annotations", "value": map[string]string{}})
+	}
+	annotate := func(key string, n int32) {
+		path := "/metadata/annotations/" + strings.ReplaceAll(key, "/", "~1")
+		ops = append(ops, map[string]any{"op": "add", "path": path, "value": strconv.Itoa(int(n))})
+	}
+	annotate(desiredReplicasAnnotation, plan.DesiredReplicas)
+	annotate(maxReplicasAnnotation, plan.MaxReplicas)
+	return ops
 }
 
 // scaled records the event kube-controller-manager records for a scaling write.
