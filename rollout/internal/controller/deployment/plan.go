@@ -50,9 +50,10 @@ type Step struct {
 // Plan is what one reconcile writes.
 type Plan struct {
 	// Steps are applied in order: scaling up into free room first, then scaling down, then scaling up
-	// into the room the scale-down freed, then annotation-only writes. Every prefix keeps the surge and
-	// availability limits (but see firstPodSurge), and the new ReplicaSet grows before an old one
-	// shrinks whenever the room allows, so kube-controller-manager never sees a lone active ReplicaSet
+	// into the room the scale-down freed, then annotation-only writes; a new ReplicaSet that is already
+	// active and would grow twice shrinks the old ones first and grows once. Every prefix keeps the surge
+	// and availability limits (but see firstPodSurge), and an inactive new ReplicaSet grows before an old
+	// one shrinks whenever the room allows, so kube-controller-manager never sees a lone active ReplicaSet
 	// below the replicas: its sync of a paused Deployment would scale that one back up.
 	Steps []Step
 	// DesiredReplicas and MaxReplicas are the replica annotations every step writes. While the

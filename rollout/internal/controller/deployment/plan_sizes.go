@@ -79,6 +79,11 @@ func (s *sizes) scaleDownOld(lim limits) {
 		}
 	}
 	budget = min(excess, s.available()-lim.minAvailable)
+	if s.new >= lim.newGoal && budget < min(excess, lim.shrinkStep()) {
+		// Nothing waits for this room: the new ReplicaSet has its pods. Shrinking by the pod as each new one
+		// becomes available would cost a write, an event and a round of deletions per pod.
+		budget = 0
+	}
 	for i := range s.old {
 		down := min(budget, s.old[i])
 		if down > 0 {
@@ -86,6 +91,12 @@ func (s *sizes) scaleDownOld(lim limits) {
 			budget -= down
 		}
 	}
+}
+
+// shrinkStep is the least number of available old pods removed at once when nothing waits for the room:
+// a quarter of maxUnavailable.
+func (lim limits) shrinkStep() int32 {
+	return max((lim.replicas-lim.minAvailable)/4, 1)
 }
 
 // scaleUpOld grows the old ReplicaSets back when the Deployment was scaled up: the largest one (the

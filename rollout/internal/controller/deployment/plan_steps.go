@@ -3,6 +3,12 @@ package deployment
 // steps turns the sizes after each phase of the plan into writes, in the order Plan.Steps documents.
 // A new ReplicaSet that does not exist yet is always created, first, with the size of the first phase.
 func steps(in Input, replicas int32, start, grown, shrunk, final sizes) []Step {
+	if start.new > 0 && grown.new != start.new && final.new != shrunk.new {
+		// Growing, shrinking and growing again: with the new ReplicaSet already active, shrinking first and
+		// growing once stays within the same limits (the shrink counted the growth's pods as unavailable)
+		// and writes the new ReplicaSet once instead of twice.
+		grown.new, shrunk.new = start.new, start.new
+	}
 	var out []Step
 	created := in.New != nil
 	scaleNew := func(from, to int32) {

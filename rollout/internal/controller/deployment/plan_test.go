@@ -58,20 +58,40 @@ func TestCompute(t *testing.T) {
 			New: ptr.To(unavailable(rs("v2", 1, 10), 0)), Old: []ReplicaSetState{rs("v1", 9, 10)}},
 		wantStatus: status(0, 1),
 	}, {
-		name: "50% grows the new set, shrinks the old one within maxUnavailable, grows into the freed room",
+		name: "50% shrinks the old set within maxUnavailable, then grows the active new one once into surge and freed room",
 		in: Input{Replicas: 10, Strategy: strategy(pct("50%")),
 			New: ptr.To(rs("v2", 1, 10)), Old: []ReplicaSetState{rs("v1", 9, 10)}},
-		want: []Step{upNew("v2", 1, 4), up("v1", 9, 7), upNew("v2", 4, 5)}, wantStatus: status(1, 5),
+		want: []Step{up("v1", 9, 7), upNew("v2", 1, 5)}, wantStatus: status(1, 5),
 	}, {
 		name: "100% moves everything",
 		in: Input{Replicas: 10, Strategy: strategy(pct("100%")),
 			New: ptr.To(rs("v2", 5, 10)), Old: []ReplicaSetState{rs("v1", 5, 10)}},
-		want: []Step{upNew("v2", 5, 8), up("v1", 5, 3), upNew("v2", 8, 10)}, wantStatus: status(5, 10),
+		want: []Step{up("v1", 5, 3), upNew("v2", 5, 10)}, wantStatus: status(5, 10),
 	}, {
 		name: "100% removes the last old pods once the new ones are available",
 		in: Input{Replicas: 10, Strategy: strategy(pct("100%")),
 			New: ptr.To(rs("v2", 10, 10)), Old: []ReplicaSetState{rs("v1", 3, 10)}},
 		want: []Step{up("v1", 3, 0)}, wantStatus: status(10, 10),
+	}, {
+		name: "with the new set complete, old pods go a quarter of maxUnavailable at a time, not pod by pod",
+		in: Input{Replicas: 100, Strategy: strategy(pct("100%")),
+			New: ptr.To(unavailable(rs("v2", 100, 100), 49)), Old: []ReplicaSetState{rs("v1", 30, 100)}},
+		wantStatus: status(49, 100),
+	}, {
+		name: "with the new set complete, a quarter of maxUnavailable free shrinks the old one",
+		in: Input{Replicas: 100, Strategy: strategy(pct("100%")),
+			New: ptr.To(unavailable(rs("v2", 100, 100), 57)), Old: []ReplicaSetState{rs("v1", 30, 100)}},
+		want: []Step{up("v1", 30, 18)}, wantStatus: status(57, 100),
+	}, {
+		name: "with the new set complete, the last old pods go together as soon as they may",
+		in: Input{Replicas: 100, Strategy: strategy(pct("100%")),
+			New: ptr.To(unavailable(rs("v2", 100, 100), 75)), Old: []ReplicaSetState{rs("v1", 4, 100)}},
+		want: []Step{up("v1", 4, 0)}, wantStatus: status(75, 100),
+	}, {
+		name: "a new set still growing takes the room as it opens, pod by pod",
+		in: Input{Replicas: 100, Strategy: withRolling(strategy(pct("100%")), num(0), num(25)),
+			New: ptr.To(unavailable(rs("v2", 70, 100), 46)), Old: []ReplicaSetState{rs("v1", 30, 100)}},
+		want: []Step{up("v1", 30, 29), upNew("v2", 70, 71)}, wantStatus: status(46, 100),
 	}, {
 		name: "a percentage below 100% keeps one old pod",
 		in: Input{Replicas: 10, Strategy: strategy(pct("99%")),
