@@ -187,17 +187,7 @@ func newNamespace(ctx context.Context, prefix string) string {
 
 func expectRolloutEvent(ctx context.Context, ns, note string) {
 	GinkgoHelper()
-	Eventually(func() []string {
-		list, err := kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		var notes []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind == "Rollout" {
-				notes = append(notes, e.Note)
-			}
-		}
-		return notes
-	}).WithContext(ctx).WithTimeout(30 * time.Second).WithPolling(poll).Should(ContainElement(note))
+	expectRolloutEventIn(ctx, ns, "", note)
 }
 
 func getDeployment(ctx context.Context, ns, name string) *appsv1.Deployment {

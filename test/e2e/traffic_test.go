@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -249,7 +250,7 @@ var _ = Describe("Canary release on nginx ingress (seed: rollouts-canary)", Orde
 	})
 })
 
-// expectRolloutEventIn waits for an event about a named Rollout.
+// expectRolloutEventIn waits for an event about a named Rollout (any Rollout of ns when name is empty).
 func expectRolloutEventIn(ctx context.Context, ns, name, note string) {
 	GinkgoHelper()
 	Eventually(func() []string {
@@ -257,8 +258,9 @@ func expectRolloutEventIn(ctx context.Context, ns, name, note string) {
 		Expect(err).NotTo(HaveOccurred())
 		var notes []string
 		for _, e := range list.Items {
-			if e.Regarding.Kind == "Rollout" && e.Regarding.Name == name {
-				notes = append(notes, e.Note)
+			if e.Regarding.Kind == "Rollout" && (name == "" || e.Regarding.Name == name) {
+				// A decision that makes several transitions records their notes in one event.
+				notes = append(notes, strings.Split(e.Note, "; ")...)
 			}
 		}
 		return notes

@@ -51,7 +51,7 @@ type Reconciler struct {
 	// cached BatchRelease older than its own last write (its next write would lose to a conflict).
 	written reconcileutil.StaleVersions
 	// counted throttles status writes that change nothing but the pod counters.
-	counted counterWrites
+	counted reconcileutil.ProgressWrites
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;update;patch
@@ -326,7 +326,11 @@ func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease
 	if d.Event != "" {
 		r.Recorder.Eventf(br, nil, corev1.EventTypeNormal, "Progressing", actionName(d.Action), "%s", d.Event)
 	}
-	if wait := r.counted.hold(br, d.Status, r.Clock.Now()); wait > 0 {
+	if releasing(br, d.Status) {
+		// The object goes with its finalizer: a last status write would be read by no one.
+		return r.releaseFinalizer(ctx, br)
+	}
+	if wait := r.counted.Hold(br.UID, countersOnly(br.Status, d.Status), r.Clock.Now()); wait > 0 {
 		d.RequeueAfter = plan.Soonest(d.RequeueAfter, wait)
 		return nil
 	}
@@ -336,7 +340,7 @@ func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease
 	if d.BatchReady {
 		r.Metrics.BatchReady()
 	}
-	return r.releaseFinalizer(ctx, br, d.Status)
+	return nil
 }
 
 // actionName is the event action of a decision; the API requires one, and a decision that only observed
@@ -408,10 +412,19 @@ func (r *Reconciler) patchStatus(ctx context.Context, br *rolloutsv1beta1.BatchR
 	return nil
 }
 
-// releaseFinalizer lets a deleted BatchRelease go once the workload is released.
-func (r *Reconciler) releaseFinalizer(ctx context.Context, br *rolloutsv1beta1.BatchRelease, st rolloutsv1beta1.BatchReleaseStatus) error {
-	if br.DeletionTimestamp.IsZero() || st.Phase != rolloutsv1beta1.RolloutPhaseCompleted {
-		return nil
+// releasing reports whether a deleted BatchRelease has released its workload (st is Completed), so that its
+// finalizer goes.
+func releasing(br *rolloutsv1beta1.BatchRelease, st rolloutsv1beta1.BatchReleaseStatus) bool {
+	return !br.DeletionTimestamp.IsZero() && st.Phase == rolloutsv1beta1.RolloutPhaseCompleted
+}
+
+// releaseFinalizer lets a deleted BatchRelease go. The version it replaced is recorded like a status write's,
+// so a reconcile from a cache that still shows the finalizer does not remove it again from an object gone.
+func (r *Reconciler) releaseFinalizer(ctx context.Context, br *rolloutsv1beta1.BatchRelease) error {
+	replaced := br.ResourceVersion
+	if err := reconcileutil.RemoveFinalizer(ctx, r.Client, br, rolloutsv1beta1.BatchReleaseFinalizer); err != nil {
+		return err
 	}
-	return reconcileutil.RemoveFinalizer(ctx, r.Client, br, rolloutsv1beta1.BatchReleaseFinalizer)
+	r.written.Record(br.UID, replaced)
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/reconcileutil"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
 
@@ -19,22 +20,25 @@ func TestCounterWritesHoldOnlyCounterChanges(t *testing.T) {
 	counted.CanaryStatus.UpdatedReadyReplicas = 4
 	ready := counted.DeepCopy()
 	ready.CanaryStatus.CurrentBatchState = rolloutsv1beta1.ReadyBatchState
-	var c counterWrites
-	if wait := c.hold(br, *counted, now); wait != 0 {
+	var c reconcileutil.ProgressWrites
+	hold := func(st *rolloutsv1beta1.BatchReleaseStatus, after time.Duration) time.Duration {
+		return c.Hold(br.UID, countersOnly(br.Status, *st), now.Add(after))
+	}
+	if wait := hold(counted, 0); wait != 0 {
 		t.Errorf("first counter write held %v", wait)
 	}
 	c.Mark(br.UID, now)
-	if wait := c.hold(br, *counted, now.Add(300*time.Millisecond)); wait != 700*time.Millisecond {
-		t.Errorf("counter write 300ms after the last one held %v, want 700ms", wait)
+	if wait := hold(counted, 300*time.Millisecond); wait != counterInterval-300*time.Millisecond {
+		t.Errorf("counter write 300ms after the last one held %v, want %v", wait, counterInterval-300*time.Millisecond)
 	}
-	if wait := c.hold(br, *ready, now.Add(300*time.Millisecond)); wait != 0 {
+	if wait := hold(ready, 300*time.Millisecond); wait != 0 {
 		t.Errorf("a batch state change held %v", wait)
 	}
-	if wait := c.hold(br, br.Status, now.Add(300*time.Millisecond)); wait != 0 {
+	if wait := hold(&br.Status, 300*time.Millisecond); wait != 0 {
 		t.Errorf("no change held %v (patchStatus writes nothing anyway)", wait)
 	}
-	if wait := c.hold(br, *counted, now.Add(time.Second)); wait != 0 {
-		t.Errorf("counter write a second after the last one held %v", wait)
+	if wait := hold(counted, counterInterval); wait != 0 {
+		t.Errorf("counter write an interval after the last one held %v", wait)
 	}
 }
 

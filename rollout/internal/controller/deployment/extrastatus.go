@@ -5,30 +5,26 @@ import (
 	"time"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/internal/controller/reconcileutil"
 )
 
 // extraStatusInterval is the least time between two extra-status writes that only count more ready pods.
-// Every annotation write bumps a Deployment's generation and wakes every watcher of it; written on each pod,
-// a batch of hundreds of pods costs as many.
-const extraStatusInterval = time.Second
+// Every annotation write also bumps a Deployment's generation.
+const extraStatusInterval = reconcileutil.ProgressInterval
 
-// extraStatusDue decides whether next replaces the written extra status prev now, or after wait: a new
-// partition, fewer ready pods or an unreadable prev are written at once; more ready pods at most once per
-// extraStatusInterval (since is the time since the last write). A partition just reached waits its turn
-// too: that is the moment the release writes the next partition to the same Deployment, and no controller
-// here reads the count back (the BatchRelease counts the pods itself), so an immediate write would only
-// contend with the partition patch.
+// extraStatusDue decides whether next replaces the written extra status prev now, or after wait: fewer ready
+// pods are written at once; anything else (more ready pods, a new partition, one reached, a missing or
+// unreadable prev) at most once per extraStatusInterval (since is the time since this controller's last
+// write, so a cache that does not show that write yet causes no second one). No controller here reads the
+// annotation back (the BatchRelease counts the pods itself), and a partition change is the moment the release
+// writes the same Deployment, so an immediate write would only contend with it.
 func extraStatusDue(prev string, next rolloutsv1beta1.DeploymentExtraStatus, since time.Duration) (write bool, wait time.Duration) {
 	var old rolloutsv1beta1.DeploymentExtraStatus
-	if err := json.Unmarshal([]byte(prev), &old); err != nil || prev == "" {
-		return true, 0
-	}
+	readable := prev != "" && json.Unmarshal([]byte(prev), &old) == nil
 	switch {
-	case old == next:
+	case readable && old == next, prev == "" && next == (rolloutsv1beta1.DeploymentExtraStatus{}):
 		return false, 0
-	case old.ExpectedUpdatedReplicas != next.ExpectedUpdatedReplicas,
-		next.UpdatedReadyReplicas < old.UpdatedReadyReplicas,
-		since >= extraStatusInterval:
+	case readable && next.UpdatedReadyReplicas < old.UpdatedReadyReplicas, since >= extraStatusInterval:
 		return true, 0
 	default:
 		return false, extraStatusInterval - since

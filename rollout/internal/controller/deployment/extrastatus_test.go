@@ -20,15 +20,18 @@ func TestExtraStatusDue(t *testing.T) {
 		write bool
 		wait  time.Duration
 	}{
-		{"nothing written yet", "", st(0, 100), 0, true, 0},
-		{"unreadable", "{", st(0, 100), 0, true, 0},
+		{"nothing written yet", "", st(0, 100), extraStatusInterval, true, 0},
+		{"nothing written yet, nothing to write", "", st(0, 0), extraStatusInterval, false, 0},
+		{"absent from a cache behind the last write", "", st(0, 100), 50 * time.Millisecond, false, extraStatusInterval - 50*time.Millisecond},
+		{"unreadable", "{", st(0, 100), extraStatusInterval, true, 0},
 		{"unchanged", prev, st(20, 100), 0, false, 0},
-		{"new partition", prev, st(20, 300), 0, true, 0},
-		{"partition reached, soon after the last write", prev, st(100, 100), 400 * time.Millisecond, false, 600 * time.Millisecond},
-		{"partition reached, a second after the last write", prev, st(100, 100), time.Second, true, 0},
+		{"new partition, soon after the last write", prev, st(20, 300), 200 * time.Millisecond, false, extraStatusInterval - 200*time.Millisecond},
+		{"new partition, an interval after the last write", prev, st(20, 300), extraStatusInterval, true, 0},
+		{"partition reached, soon after the last write", prev, st(100, 100), 400 * time.Millisecond, false, extraStatusInterval - 400*time.Millisecond},
+		{"partition reached, an interval after the last write", prev, st(100, 100), extraStatusInterval, true, 0},
 		{"fewer ready", prev, st(19, 100), 0, true, 0},
-		{"more ready, soon after the last write", prev, st(30, 100), 300 * time.Millisecond, false, 700 * time.Millisecond},
-		{"more ready, a second after the last write", prev, st(30, 100), time.Second, true, 0},
+		{"more ready, soon after the last write", prev, st(30, 100), 300 * time.Millisecond, false, extraStatusInterval - 300*time.Millisecond},
+		{"more ready, an interval after the last write", prev, st(30, 100), extraStatusInterval, true, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -26,14 +27,20 @@ func (r *Reconciler) apply(ctx context.Context, ro *rolloutsv1beta1.Rollout, obs
 	if err := r.syncBatch(ctx, ro, obs.batch, d); err != nil {
 		return err
 	}
+	if wait := r.progress.Hold(ro.UID, countersOnly(ro.Status, d.Status), r.Clock.Now()); wait > 0 {
+		d.RequeueAfter = plan.Soonest(d.RequeueAfter, wait)
+		d.Status = ro.Status
+	}
 	if err := r.patchStatus(ctx, ro, d.Status); err != nil {
 		return err
 	}
 	if err := r.syncTrafficRoutingRef(ctx, ro, d.Status); err != nil {
 		return err
 	}
-	for _, e := range d.Events {
-		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "Progressing", "Reconcile", "%s", e)
+	if len(d.Events) > 0 {
+		// One event per decision: the events API folds events of the same reason and action recorded in the
+		// same moment into one series, keeping the first note only.
+		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "Progressing", "Reconcile", "%s", strings.Join(d.Events, "; "))
 	}
 	r.Metrics.ReleaseFinished(d.Finished)
 	if d.Finished != "" {
@@ -84,6 +91,7 @@ func (r *Reconciler) updateBatch(ctx context.Context, ro *rolloutsv1beta1.Rollou
 	if err := r.Client.Patch(ctx, br, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("updating BatchRelease: %w", err)
 	}
+	r.batchWritten.Record(br.UID, orig.ResourceVersion)
 	return nil
 }
 
@@ -95,6 +103,7 @@ func (r *Reconciler) deleteBatch(ctx context.Context, br *rolloutsv1beta1.BatchR
 	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting BatchRelease: %w", err)
 	}
+	r.batchWritten.Record(br.UID, br.ResourceVersion)
 	return nil
 }
 
@@ -136,7 +145,29 @@ func (r *Reconciler) patchStatus(ctx context.Context, ro *rolloutsv1beta1.Rollou
 		return fmt.Errorf("writing status: %w", err)
 	}
 	r.written.Record(ro.UID, replaced)
+	r.progress.Mark(ro.UID, r.Clock.Now())
 	return nil
+}
+
+// countersOnly reports whether st differs from old in the pod counters copied from the BatchRelease and
+// nowhere else.
+func countersOnly(old, st rolloutsv1beta1.RolloutStatus) bool {
+	if equality.Semantic.DeepEqual(old, st) {
+		return false
+	}
+	a, b := old.DeepCopy(), st.DeepCopy()
+	clearCounters(a)
+	clearCounters(b)
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+func clearCounters(s *rolloutsv1beta1.RolloutStatus) {
+	if c := s.CanaryStatus; c != nil {
+		c.CanaryReplicas, c.CanaryReadyReplicas = 0, 0
+	}
+	if g := s.BlueGreenStatus; g != nil {
+		g.UpdatedReplicas, g.UpdatedReadyReplicas = 0, 0
+	}
 }
 
 func (r *Reconciler) removeFinalizer(ctx context.Context, ro *rolloutsv1beta1.Rollout) error {

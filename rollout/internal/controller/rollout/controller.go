@@ -45,6 +45,11 @@ type Reconciler struct {
 	// written remembers, per Rollout, the resourceVersion its last status write replaced, so a reconcile
 	// that reads that very version from a cache not caught up yet waits instead of acting on old status.
 	written reconcileutil.StaleVersions
+	// batchWritten does the same for its writes of the BatchRelease (the next batch, its deletion): a
+	// reconcile from a cache without them would send them again and lose to a conflict.
+	batchWritten reconcileutil.StaleVersions
+	// progress spaces the status writes that only copy the BatchRelease's pod counters.
+	progress reconcileutil.ProgressWrites
 	// changes remembers the last network change of each Rollout, for its grace period.
 	changes reconcileutil.NetworkChanges
 	// KeepPausedOnDelete is the KeepWorkloadPausedOnRolloutDeletion gate: a Rollout deleted mid-release
@@ -129,6 +134,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	obs, err := r.observe(ctx, ro)
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if obs.batch != nil && r.batchWritten.Stale(obs.batch) {
+		return reconcile.Result{RequeueAfter: reconcileutil.ConflictRetry}, nil
 	}
 	d := plan.PlanRollout(ro.Status, obs.world)
 	logDecision(ctx, ro, obs.world, d)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -329,7 +330,7 @@ func expectEvent(t *testing.T, c client.Client, ns, note string) {
 		}
 		var notes []string
 		for _, e := range list.Items {
-			if e.Note == note {
+			if slices.Contains(strings.Split(e.Note, "; "), note) {
 				return true, ""
 			}
 			notes = append(notes, e.Note)
