@@ -21,6 +21,9 @@ type releaseTimeline struct {
 	PodsReady    []mark
 	PodsLabelled []mark
 	SetReady     []mark
+	// AllReadyRequests is the manager's request counter read when the last
+	// new pod was seen Ready.
+	AllReadyRequests map[RequestKey]float64
 	// BatchReady are the 1-based batches the BatchRelease reported done,
 	// BatchCompleted its Completed phase, RolloutSteps the steps the
 	// Rollout entered.
@@ -50,6 +53,10 @@ type releaseFigures struct {
 	Steps      []stepFigures
 	// Finalising runs from the last pod Ready to the Rollout Completed.
 	Finalising time.Duration
+	// StartWrites are the manager's writes from the change to the first
+	// partition, FinalisingWrites those from the last pod Ready to the
+	// Rollout Completed: once per release, not per step.
+	StartWrites, FinalisingWrites []RequestCount
 }
 
 // stepFigures describe one step.
@@ -69,8 +76,7 @@ type stepFigures struct {
 	// Rollout Completed for the last step), link by link.
 	Path []hop
 	// Writes are the manager's writes from this step's partition to the
-	// next one's: from the change for the first step, to Completed for
-	// the last.
+	// next one's; for the last step, to its last pod Ready.
 	Writes []RequestCount
 }
 
@@ -90,6 +96,12 @@ func analyseRelease(t releaseTimeline, targets []int32) (releaseFigures, error) 
 	}
 	fig.FirstBatch = fig.Steps[0].Written.Sub(t.Start)
 	fig.Finalising = t.Completed.Sub(fig.Steps[len(fig.Steps)-1].Ready)
+	first, _ := batchFor(t.Batches, targets[0])
+	if t.StartRequests == nil || first.Requests == nil || t.AllReadyRequests == nil || t.EndRequests == nil {
+		return releaseFigures{}, fmt.Errorf("the manager's requests were not read at the change, the first partition, the last pod Ready and the end")
+	}
+	fig.StartWrites = onlyWrites(DiffRequests(t.StartRequests, first.Requests))
+	fig.FinalisingWrites = onlyWrites(DiffRequests(t.AllReadyRequests, t.EndRequests))
 	return fig, nil
 }
 
@@ -113,10 +125,7 @@ func stepOf(t releaseTimeline, targets []int32, i int) (stepFigures, error) {
 // stepWrites fills the step's transition and writes, which both end where
 // the next step's partition arrives.
 func stepWrites(s *stepFigures, t releaseTimeline, targets []int32, i int, written batchMark) error {
-	from, to := written.Requests, t.EndRequests
-	if i == 0 {
-		from = t.StartRequests
-	}
+	from, to := written.Requests, t.AllReadyRequests
 	if i+1 < len(targets) {
 		next, ok := batchFor(t.Batches, targets[i+1])
 		if !ok {
@@ -234,10 +243,14 @@ func addReleaseMetrics(res *Result, fig releaseFigures, floor floorRun, release 
 	last := fig.Steps[len(fig.Steps)-1]
 	res.Add(Metric{Name: "finalising", Unit: UnitSeconds, Value: fig.Finalising.Seconds(),
 		Note: "after the last pod Ready: " + describePath(last.Ready, last.Path)}.WithTarget(finalisingTarget.Seconds()))
+	res.Add(Metric{Name: "start: manager writes", Unit: UnitCount, Value: float64(writes(fig.StartWrites)),
+		Note: "change applied -> partition of step 1: " + requestList(fig.StartWrites)})
 	for i, s := range fig.Steps {
 		res.Add(Metric{Name: fmt.Sprintf("step %d: manager writes", i+1), Unit: UnitCount, Value: float64(writes(s.Writes)),
 			Note: requestList(s.Writes)}.WithTarget(float64(stepWritesTarget + s.Pods)))
 	}
+	res.Add(Metric{Name: "finalising: manager writes", Unit: UnitCount, Value: float64(writes(fig.FinalisingWrites)),
+		Note: "last pod Ready -> Rollout Completed: " + requestList(fig.FinalisingWrites)})
 	addReleaseUsage(res, release, floor.phase)
 }
 

@@ -131,7 +131,9 @@ func (r *releaseRecorders) followDeployment(ctx context.Context, env *Env, _ dyn
 	if err != nil {
 		return fmt.Errorf("getting deployment %s: %w", releaseWorkload, err)
 	}
-	r.batches = &batchWrites{scrape: func() (map[RequestKey]float64, error) { return env.ManagerRequests(ctx) }}
+	scrape := func() (map[RequestKey]float64, error) { return env.ManagerRequests(ctx) }
+	r.batches = &batchWrites{scrape: scrape}
+	r.pods.readAtAll(releaseReplicas, scrape)
 	return r.add(follow(ctx, d.ResourceVersion, deploymentWatch(env.Kube, releaseWorkload), r.batches.observe))
 }
 
@@ -161,6 +163,9 @@ func (r *releaseRecorders) stop() error {
 	if r.batches != nil {
 		err = errors.Join(err, r.batches.err)
 	}
+	if r.pods != nil {
+		err = errors.Join(err, r.pods.atAll.err)
+	}
 	return err
 }
 
@@ -168,6 +173,7 @@ func (r *releaseRecorders) fill(t *releaseTimeline) {
 	t.Batches = r.batches.list
 	t.PodsReady = r.pods.all()
 	t.PodsLabelled = r.pods.labels.all()
+	t.AllReadyRequests = r.pods.atAll.read()
 	t.SetReady = r.sets.all()
 	t.BatchReady = r.batch.ready.all()
 	t.BatchCompleted = r.batch.completed.all()
@@ -217,7 +223,40 @@ type readyPods struct {
 	seen     map[types.UID]bool
 	labelled map[types.UID]bool
 	labels   *marks
+	// atAll is the manager's request counter when the last new pod is seen Ready.
+	atAll requestsAt
 	*marks
+}
+
+// requestsAt reads the manager's request counter once, when the pods seen Ready reach a count.
+type requestsAt struct {
+	mu       sync.Mutex
+	count    int
+	scrape   func() (map[RequestKey]float64, error)
+	requests map[RequestKey]float64
+	err      error
+}
+
+// readAtAll reads the manager's request counter when the count-th new pod is seen Ready.
+func (p *readyPods) readAtAll(count int, scrape func() (map[RequestKey]float64, error)) {
+	p.atAll.mu.Lock()
+	defer p.atAll.mu.Unlock()
+	p.atAll.count, p.atAll.scrape = count, scrape
+}
+
+func (r *requestsAt) reached(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.scrape == nil || n != r.count {
+		return
+	}
+	r.requests, r.err = r.scrape()
+}
+
+func (r *requestsAt) read() map[RequestKey]float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.requests
 }
 
 func (p *readyPods) observe(at time.Time, obj runtime.Object) {
@@ -232,6 +271,7 @@ func (p *readyPods) observe(at time.Time, obj runtime.Object) {
 	if !p.seen[pod.UID] && isPodReady(pod) {
 		p.seen[pod.UID] = true
 		p.add(int64(len(p.seen)), at)
+		p.atAll.reached(len(p.seen))
 	}
 }
 

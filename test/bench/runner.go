@@ -112,6 +112,10 @@ func (r *Runner) newEnv(s Scenario) (*Env, error) {
 }
 
 func (r *Runner) startCluster(ctx context.Context, env *Env, opts cluster.Options) error {
+	opts, err := withAudit(opts, env.WorkDir)
+	if err != nil {
+		return err
+	}
 	opts.Log = r.Log
 	c, err := cluster.Start(ctx, opts)
 	if err != nil {
@@ -138,7 +142,7 @@ func benchConfig(cfg *rest.Config) *rest.Config {
 
 // closeEnv stops the manager and the cluster. A failed scenario keeps the
 // work directory, with the cluster's process logs copied into it; FLOTILLA_BENCH_KEEP=1 keeps every
-// scenario's manager log.
+// scenario's manager log, FLOTILLA_BENCH_AUDIT=1 (see withAudit) its audit log too.
 func (r *Runner) closeEnv(env *Env, failed bool) error {
 	if env.Manager != nil {
 		env.Manager.Stop()
@@ -150,7 +154,7 @@ func (r *Runner) closeEnv(env *Env, failed bool) error {
 		}
 		errs = append(errs, env.Cluster.Stop())
 	}
-	if failed || os.Getenv("FLOTILLA_BENCH_KEEP") != "" {
+	if failed || os.Getenv("FLOTILLA_BENCH_KEEP") != "" || os.Getenv("FLOTILLA_BENCH_AUDIT") != "" {
 		r.logf("kept the scenario's logs in %s", env.WorkDir)
 	} else {
 		errs = append(errs, os.RemoveAll(env.WorkDir))
