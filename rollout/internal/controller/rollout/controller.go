@@ -132,11 +132,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	obs, err := r.observe(ctx, ro)
+	if errors.Is(err, errBatchBehind) {
+		return reconcile.Result{RequeueAfter: reconcileutil.ConflictRetry}, nil
+	}
 	if err != nil {
 		return reconcile.Result{}, err
-	}
-	if obs.batch != nil && r.batchWritten.Stale(obs.batch) {
-		return reconcile.Result{RequeueAfter: reconcileutil.ConflictRetry}, nil
 	}
 	d := plan.PlanRollout(ro.Status, obs.world)
 	logDecision(ctx, ro, obs.world, d)
@@ -153,6 +153,9 @@ func rollbackInBatch(ro *rolloutsv1beta1.Rollout) bool {
 	return ro.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation] == "true" &&
 		len(ro.Spec.Strategy.GetTrafficRoutings()) == 0 && (kind == "CloneSet" || kind == "StatefulSet")
 }
+
+// errBatchBehind: the cached BatchRelease is the version this controller's last write to it replaced.
+var errBatchBehind = errors.New("the cache does not show the last write to the BatchRelease yet")
 
 // observation is what one reconcile read.
 type observation struct {
@@ -181,6 +184,10 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 	br, err := r.readBatch(ctx, ro)
 	if err != nil {
 		return obs, err
+	}
+	if br != nil && r.batchWritten.Stale(br) {
+		// Before any traffic step runs: this reconcile ends here.
+		return obs, errBatchBehind
 	}
 	if br != nil {
 		obs.batch = br
