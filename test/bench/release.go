@@ -52,9 +52,15 @@ const (
 var releaseSteps = []string{"10%", "30%", "60%", "100%"}
 
 // releaseChange is the change both runs apply: a new pod template (an
-// environment variable) and a new rollout-id.
-var releaseChange = []byte(`{"metadata":{"annotations":{"` + rolloutsv1beta1.RolloutIDLabel + `":"` + releaseID + `"}},` +
-	`"spec":{"template":{"spec":{"containers":[{"name":"app","env":[{"name":"VERSION","value":"` + releaseID + `"}]}]}}}}`)
+// environment variable) and, withID, a new rollout-id.
+func releaseChange(withID bool) []byte {
+	annotation := ""
+	if withID {
+		annotation = `"metadata":{"annotations":{"` + rolloutsv1beta1.RolloutIDLabel + `":"` + releaseID + `"}},`
+	}
+	return []byte(`{` + annotation +
+		`"spec":{"template":{"spec":{"containers":[{"name":"app","env":[{"name":"VERSION","value":"` + releaseID + `"}]}]}}}}`)
+}
 
 var (
 	rolloutsResource      = rolloutsv1beta1.GroupVersion.WithResource("rollouts")
@@ -63,11 +69,18 @@ var (
 
 // deploymentRollout releases a 1,000-replica Deployment through a
 // partition-style Rollout, next to the same change on a plain Deployment.
-func deploymentRollout() Scenario {
+// Without an ID the change carries no rollout-id, so the engine labels no
+// pod: the difference between the two scenarios is what the labels cost.
+func deploymentRollout(withID bool) Scenario {
+	name, what := "deployment-rollout", "a %d-replica Deployment released by a partition-style Rollout (steps %v, pause 0) "+
+		"against the same template change on a plain Deployment, in the same cluster"
+	if !withID {
+		name, what = "deployment-rollout-no-id", "deployment-rollout with a change that carries no rollout-id, so that no pod "+
+			"is labelled with its batch (%d replicas, steps %v)"
+	}
 	return Scenario{
-		Name: "deployment-rollout",
-		Description: fmt.Sprintf("a %d-replica Deployment released by a partition-style Rollout (steps %v, pause 0) "+
-			"against the same template change on a plain Deployment, in the same cluster", releaseReplicas, releaseSteps),
+		Name:        name,
+		Description: fmt.Sprintf(what, releaseReplicas, releaseSteps),
 		Cluster: cluster.Options{
 			// Room for both Deployments plus a 25% surge.
 			ControllerManager: true, Scheduler: true, Nodes: 25, PodsPerNode: 110,
@@ -80,11 +93,13 @@ func deploymentRollout() Scenario {
 			},
 		},
 		Timeout: 15 * time.Minute,
-		Run:     runDeploymentRollout,
+		Run: func(ctx context.Context, env *Env, res *Result) error {
+			return runDeploymentRollout(ctx, env, res, releaseChange(withID))
+		},
 	}
 }
 
-func runDeploymentRollout(ctx context.Context, env *Env, res *Result) error {
+func runDeploymentRollout(ctx context.Context, env *Env, res *Result, change []byte) error {
 	res.Cluster.Objects = map[string]int{"deployments": 2, "pods": 2 * releaseReplicas, "rollouts": 1}
 	dyn, err := dynamic.NewForConfig(env.Config)
 	if err != nil {
@@ -97,22 +112,22 @@ func runDeploymentRollout(ctx context.Context, env *Env, res *Result) error {
 	if err != nil {
 		return err
 	}
-	floor, err := runFloorChange(ctx, env, kcm)
+	floor, err := runFloorChange(ctx, env, kcm, change)
 	if err != nil {
 		return err
 	}
-	return measureRelease(ctx, env, dyn, kcm, floor, res)
+	return measureRelease(ctx, env, dyn, kcm, floor, res, change)
 }
 
 // measureRelease runs the Rollout's release and records its figures.
-func measureRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc, floor floorRun, res *Result) error {
+func measureRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc, floor floorRun, res *Result, change []byte) error {
 	if err := awaitPods(ctx, env, 2*releaseReplicas); err != nil {
 		return err
 	}
 	if err := sleep(ctx, releaseSettle); err != nil {
 		return err
 	}
-	run, err := runRelease(ctx, env, dyn, kcm)
+	run, err := runRelease(ctx, env, dyn, kcm, change)
 	res.Record(run.phase)
 	if err != nil {
 		return err
@@ -234,8 +249,8 @@ func decode[T any](obj runtime.Object) (*T, error) {
 }
 
 // applyChange patches a Deployment with the release's change.
-func applyChange(ctx context.Context, env *Env, name string) (*appsv1.Deployment, error) {
-	d, err := env.Kube.AppsV1().Deployments(releaseNamespace).Patch(ctx, name, types.StrategicMergePatchType, releaseChange, metav1.PatchOptions{})
+func applyChange(ctx context.Context, env *Env, name string, change []byte) (*appsv1.Deployment, error) {
+	d, err := env.Kube.AppsV1().Deployments(releaseNamespace).Patch(ctx, name, types.StrategicMergePatchType, change, metav1.PatchOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("changing deployment %s: %w", name, err)
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -254,7 +255,7 @@ func TestMarksAwait(t *testing.T) {
 }
 
 func TestReleaseClusterHoldsBothDeployments(t *testing.T) {
-	size := clusterSize(deploymentRollout())
+	size := clusterSize(deploymentRollout(true))
 	// Both Deployments, plus the 25% surge of the one being rolled.
 	if need := 2*releaseReplicas + releaseReplicas/4; size.Nodes*size.PodsPerNode < need || !size.ControllerManager || !size.Scheduler {
 		t.Errorf("cluster %+v cannot hold %d pods", size, need)
@@ -262,10 +263,20 @@ func TestReleaseClusterHoldsBothDeployments(t *testing.T) {
 }
 
 func TestReleaseChangeIsOneStrategicPatch(t *testing.T) {
-	for _, want := range []string{`"` + rolloutsv1beta1.RolloutIDLabel + `":"v2"`, `"name":"app"`, `"name":"VERSION"`} {
-		if !strings.Contains(string(releaseChange), want) {
-			t.Errorf("change %s lacks %s", releaseChange, want)
+	id := `"` + rolloutsv1beta1.RolloutIDLabel + `":"v2"`
+	for _, withID := range []bool{true, false} {
+		change := string(releaseChange(withID))
+		if !json.Valid([]byte(change)) || strings.Contains(change, id) != withID {
+			t.Errorf("change %s: valid JSON and a rollout-id only with an ID (%v)", change, withID)
 		}
+		for _, want := range []string{`"name":"app"`, `"name":"VERSION"`} {
+			if !strings.Contains(change, want) {
+				t.Errorf("change %s lacks %s", change, want)
+			}
+		}
+	}
+	if deploymentRollout(false).Name == deploymentRollout(true).Name {
+		t.Error("the two release scenarios share a name")
 	}
 }
 

@@ -26,7 +26,7 @@ type floorRun struct {
 	phase Phase
 }
 
-func runFloorChange(ctx context.Context, env *Env, kcm Proc) (floorRun, error) {
+func runFloorChange(ctx context.Context, env *Env, kcm Proc, change []byte) (floorRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, releaseRunTimeout)
 	defer cancel()
 	d, err := env.Kube.AppsV1().Deployments(releaseNamespace).Get(ctx, floorWorkload, metav1.GetOptions{})
@@ -44,7 +44,7 @@ func runFloorChange(ctx context.Context, env *Env, kcm Proc) (floorRun, error) {
 	env.Logf("floor: applying the change to Deployment %s, which no Rollout releases", floorWorkload)
 	var run floorRun
 	run.phase, err = env.Measure(ctx, []Proc{kcm}, func(ctx context.Context) (err error) {
-		run.took, err = timeFloor(ctx, env, complete)
+		run.took, err = timeFloor(ctx, env, complete, change)
 		return err
 	})
 	return run, errors.Join(err, f.stop())
@@ -52,9 +52,9 @@ func runFloorChange(ctx context.Context, env *Env, kcm Proc) (floorRun, error) {
 
 // timeFloor applies the change and returns how long until the watch
 // showed every pod updated and available.
-func timeFloor(ctx context.Context, env *Env, complete *marks) (time.Duration, error) {
+func timeFloor(ctx context.Context, env *Env, complete *marks, change []byte) (time.Duration, error) {
 	begin := time.Now()
-	d, err := applyChange(ctx, env, floorWorkload)
+	d, err := applyChange(ctx, env, floorWorkload, change)
 	if err != nil {
 		return 0, err
 	}
@@ -88,7 +88,7 @@ type releaseRun struct {
 	timeline releaseTimeline
 }
 
-func runRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc) (releaseRun, error) {
+func runRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc, change []byte) (releaseRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, releaseRunTimeout)
 	defer cancel()
 	rec, err := startRecorders(ctx, env, dyn)
@@ -101,7 +101,7 @@ func runRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc) 
 	env.Logf("release: applying the change to Deployment %s, released by Rollout %s", releaseWorkload, releaseRollout)
 	var run releaseRun
 	run.phase, err = env.Measure(ctx, []Proc{kcm}, func(ctx context.Context) error {
-		return rec.release(ctx, env, &run.timeline)
+		return rec.release(ctx, env, &run.timeline, change)
 	})
 	if err = errors.Join(err, rec.stop()); err != nil {
 		return run, err
@@ -139,13 +139,13 @@ func (r *releaseRecorders) followDeployment(ctx context.Context, env *Env, _ dyn
 
 // release applies the change and waits for the Rollout to complete,
 // reading the manager's request counter at both ends.
-func (r *releaseRecorders) release(ctx context.Context, env *Env, t *releaseTimeline) error {
+func (r *releaseRecorders) release(ctx context.Context, env *Env, t *releaseTimeline, change []byte) error {
 	var err error
 	if t.StartRequests, err = env.ManagerRequests(ctx); err != nil {
 		return err
 	}
 	t.Start = time.Now()
-	if _, err := applyChange(ctx, env, releaseWorkload); err != nil {
+	if _, err := applyChange(ctx, env, releaseWorkload, change); err != nil {
 		return err
 	}
 	done, err := r.rollout.await(ctx, 1)

@@ -30,7 +30,8 @@ func Scenarios() []Scenario {
 	return []Scenario{
 		apiserverFloor(),
 		managerIdle(),
-		deploymentRollout(),
+		deploymentRollout(true),
+		deploymentRollout(false),
 		canaryTrafficStep(),
 		cloneSetScale(),
 		cloneSetInPlace(),
