@@ -45,6 +45,7 @@ func (r *Reconciler) apply(ctx context.Context, ro *rolloutsv1beta1.Rollout, obs
 	r.Metrics.ReleaseFinished(d.Finished)
 	if d.Finished != "" {
 		r.changes.Forget(ro.UID)
+		r.progress.Forget(ro.UID)
 	}
 	if d.RemoveFinalizer {
 		return r.removeFinalizer(ctx, ro)
