@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,19 +49,30 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	itNamespace  = "webhook-certs-it"
-	itSecret     = "flotilla-webhook-certs"
-	itMutating   = "flotilla-it-mutating"
-	itValidating = "flotilla-it-validating"
-	itWidgets    = "widgets.webhooktest.flotilla.dev"
-	itGadgets    = "gadgets.webhooktest.flotilla.dev"
-	itRollouts   = "rollouts.rollouts.kruise.io"
-	probePath    = "/validate-probe"
-	probeLabel   = "webhooks-test.flotilla.dev/probe"
-	probeDenial  = "reached the flotilla test webhook"
-	renewBefore  = 24 * time.Hour
-	itTimeout    = 30 * time.Second
+	itSecret    = "flotilla-webhook-certs"
+	itWidgets   = "widgets.webhooktest.flotilla.dev"
+	itGadgets   = "gadgets.webhooktest.flotilla.dev"
+	itRollouts  = "rollouts.rollouts.kruise.io"
+	probePath   = "/validate-probe"
+	probeLabel  = "webhooks-test.flotilla.dev/probe"
+	probeDenial = "reached the flotilla test webhook"
+	renewBefore = 24 * time.Hour
+	itTimeout   = 30 * time.Second
 )
+
+// The namespace and the webhook configurations of a run, named anew for each run in one process (go test
+// -count=2): the namespace of the run before may still be terminating.
+var (
+	itNamespace, itMutating, itValidating string
+	itRuns                                atomic.Int32
+)
+
+func nameFixtures() {
+	run := itRuns.Add(1)
+	itNamespace = fmt.Sprintf("webhook-certs-it-%d", run)
+	itMutating = fmt.Sprintf("flotilla-it-mutating-%d", run)
+	itValidating = fmt.Sprintf("flotilla-it-validating-%d", run)
+}
 
 // itEnv is one running manager with a CertManager in URL mode.
 type itEnv struct {
@@ -107,6 +119,7 @@ func startCertManager(ctx context.Context, t *testing.T) *itEnv {
 		t.Fatal(err)
 	}
 	env := &itEnv{c: c, clock: clocktesting.NewFakeClock(time.Now()), port: mustFreePort(t), dir: t.TempDir()}
+	nameFixtures()
 	createFixtures(ctx, t, c)
 	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: env.port, CertDir: env.dir})
 	mgr, err := manager.New(clusterConfig, manager.Options{
