@@ -89,14 +89,11 @@ func (p *deploymentPartition) patchAnnotation(ctx context.Context, d *appsv1.Dep
 // first tests its control-info, and each annotation named in guards, against the values d carries. A failed
 // test (the release lost control, or a guarded annotation changed since the read) returns a conflict.
 func PatchControlledAnnotation(ctx context.Context, c client.Client, d *appsv1.Deployment, key, value string, guards ...string) error {
-	path := func(k string) string {
-		return "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
-	}
 	ops := make([]map[string]any, 0, len(guards)+2)
 	for _, k := range append([]string{rolloutsv1beta1.BatchReleaseControlAnnotation}, guards...) {
-		ops = append(ops, map[string]any{"op": "test", "path": path(k), "value": d.Annotations[k]})
+		ops = append(ops, map[string]any{"op": "test", "path": AnnotationPath(k), "value": d.Annotations[k]})
 	}
-	ops = append(ops, map[string]any{"op": "add", "path": path(key), "value": value})
+	ops = append(ops, map[string]any{"op": "add", "path": AnnotationPath(key), "value": value})
 	raw, err := json.Marshal(ops)
 	if err != nil {
 		return fmt.Errorf("encoding the patch of deployment %s/%s: %w", d.Namespace, d.Name, err)
@@ -110,6 +107,12 @@ func PatchControlledAnnotation(ctx context.Context, c client.Client, d *appsv1.D
 		return fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	return nil
+}
+
+// AnnotationPath is the JSON pointer (RFC 6901) of an annotation, for JSON patches: "~" and "/" in the key
+// are escaped.
+func AnnotationPath(key string) string {
+	return "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }
 
 // Finalize gives the Deployment back to kube-controller-manager.

@@ -28,8 +28,8 @@ func TestCounterWritesHoldOnlyCounterChanges(t *testing.T) {
 		t.Errorf("first counter write held %v", wait)
 	}
 	c.Mark(br.UID, now)
-	if wait := hold(counted, 300*time.Millisecond); wait != counterInterval-300*time.Millisecond {
-		t.Errorf("counter write 300ms after the last one held %v, want %v", wait, counterInterval-300*time.Millisecond)
+	if wait := hold(counted, 300*time.Millisecond); wait != reconcileutil.ProgressInterval-300*time.Millisecond {
+		t.Errorf("counter write 300ms after the last one held %v, want %v", wait, reconcileutil.ProgressInterval-300*time.Millisecond)
 	}
 	if wait := hold(ready, 300*time.Millisecond); wait != 0 {
 		t.Errorf("a batch state change held %v", wait)
@@ -37,7 +37,7 @@ func TestCounterWritesHoldOnlyCounterChanges(t *testing.T) {
 	if wait := hold(&br.Status, 300*time.Millisecond); wait != 0 {
 		t.Errorf("no change held %v (patchStatus writes nothing anyway)", wait)
 	}
-	if wait := hold(counted, counterInterval); wait != 0 {
+	if wait := hold(counted, reconcileutil.ProgressInterval); wait != 0 {
 		t.Errorf("counter write an interval after the last one held %v", wait)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -129,8 +128,7 @@ func scaleOps(rs *appsv1.ReplicaSet, to int32, plan Plan) []map[string]any {
 		ops = append(ops, map[string]any{"op": "add", "path": "/metadata/annotations", "value": map[string]string{}})
 	}
 	annotate := func(key string, n int32) {
-		path := "/metadata/annotations/" + strings.ReplaceAll(key, "/", "~1")
-		ops = append(ops, map[string]any{"op": "add", "path": path, "value": strconv.Itoa(int(n))})
+		ops = append(ops, map[string]any{"op": "add", "path": control.AnnotationPath(key), "value": strconv.Itoa(int(n))})
 	}
 	annotate(desiredReplicasAnnotation, plan.DesiredReplicas)
 	annotate(maxReplicasAnnotation, plan.MaxReplicas)
