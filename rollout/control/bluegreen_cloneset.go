@@ -70,7 +70,8 @@ func (b *cloneSetBlueGreen) Initialize(ctx context.Context) error {
 }
 
 // UpgradeBatch implements WorkloadControl.
-func (b *cloneSetBlueGreen) UpgradeBatch(ctx context.Context, desiredUpdated int32) error {
+func (b *cloneSetBlueGreen) UpgradeBatch(ctx context.Context, batch Batch) error {
+	desiredUpdated := batch.DesiredUpdated
 	cs, err := b.get(ctx)
 	if err != nil {
 		return err

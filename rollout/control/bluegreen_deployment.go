@@ -106,7 +106,8 @@ func (b *deploymentBlueGreen) holdStableReplicaSet(ctx context.Context, d *appsv
 }
 
 // UpgradeBatch implements WorkloadControl: the surge grows to desiredUpdated and the Deployment rolls.
-func (b *deploymentBlueGreen) UpgradeBatch(ctx context.Context, desiredUpdated int32) error {
+func (b *deploymentBlueGreen) UpgradeBatch(ctx context.Context, batch Batch) error {
+	desiredUpdated := batch.DesiredUpdated
 	d, err := b.get(ctx)
 	if err != nil {
 		return err

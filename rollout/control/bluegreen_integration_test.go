@@ -61,7 +61,7 @@ func TestDeploymentBlueGreenRelease(t *testing.T) {
 	}
 
 	for _, desired := range []int32{2, 4} {
-		if err := ctl.UpgradeBatch(t.Context(), desired); err != nil {
+		if err := ctl.UpgradeBatch(t.Context(), control.Batch{DesiredUpdated: desired}); err != nil {
 			t.Fatal(err)
 		}
 		readUntil(t, ctl, fmt.Sprintf("batch of %d", desired), func(i *control.WorkloadInfo) bool {
@@ -70,7 +70,7 @@ func TestDeploymentBlueGreenRelease(t *testing.T) {
 		assertSurged(t, c, ns, old, info.UpdateRevision, int(desired))
 	}
 	// A smaller batch does not take the surge back.
-	if err := ctl.UpgradeBatch(t.Context(), 2); err != nil {
+	if err := ctl.UpgradeBatch(t.Context(), control.Batch{DesiredUpdated: 2}); err != nil {
 		t.Fatal(err)
 	}
 	assertSurged(t, c, ns, old, info.UpdateRevision, 4)

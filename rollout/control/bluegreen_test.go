@@ -541,7 +541,7 @@ func TestCloneSetBlueGreenRelease(t *testing.T) {
 	assertHPATarget(t, c, "web-DisableByRollout")
 
 	for _, step := range []struct{ desired, surge int32 }{{2, 2}, {1, 2}, {4, 4}} {
-		if err := ctl.UpgradeBatch(ctx, step.desired); err != nil {
+		if err := ctl.UpgradeBatch(ctx, Batch{DesiredUpdated: step.desired}); err != nil {
 			t.Fatal(err)
 		}
 		us := getCloneSet(t, c).Spec.UpdateStrategy
@@ -624,7 +624,7 @@ func TestCloneSetBlueGreenUpgradeRefused(t *testing.T) {
 	cs := bgCloneSetInitialized()
 	cs.Spec.UpdateStrategy.Type = kruiseappsv1alpha1.InPlaceOnlyCloneSetUpdateStrategyType
 	c := bgFakeClient(t, cs)
-	err := NewCloneSetBlueGreen(c, cloneSetTarget(rolloutsv1beta1.ReleasePlan{})).UpgradeBatch(context.Background(), 2)
+	err := NewCloneSetBlueGreen(c, cloneSetTarget(rolloutsv1beta1.ReleasePlan{})).UpgradeBatch(context.Background(), Batch{DesiredUpdated: 2})
 	if !errors.Is(err, ErrNotBlueGreenReady) || !strings.Contains(err.Error(), "spec.updateStrategy.type") {
 		t.Fatalf("UpgradeBatch error = %v, want one naming spec.updateStrategy.type", err)
 	}

@@ -51,7 +51,8 @@ func (s *cloneSetPartition) Initialize(ctx context.Context) error {
 }
 
 // UpgradeBatch implements WorkloadControl.
-func (s *cloneSetPartition) UpgradeBatch(ctx context.Context, desiredUpdated int32) error {
+func (s *cloneSetPartition) UpgradeBatch(ctx context.Context, batch Batch) error {
+	desiredUpdated := batch.DesiredUpdated
 	cs, err := s.get(ctx)
 	if err != nil {
 		return err

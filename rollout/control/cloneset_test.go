@@ -81,7 +81,7 @@ func TestCloneSetRelease(t *testing.T) {
 		want    intstr.IntOrString
 	}{{3, intstr.FromInt32(7)}, {2, intstr.FromInt32(7)}, {6, intstr.FromInt32(4)}}
 	for _, s := range steps {
-		if err := ctl.UpgradeBatch(ctx, s.desired); err != nil {
+		if err := ctl.UpgradeBatch(ctx, Batch{DesiredUpdated: s.desired}); err != nil {
 			t.Fatal(err)
 		}
 		if got := getCloneSet(t, c).Spec.UpdateStrategy.Partition; got == nil || *got != s.want {

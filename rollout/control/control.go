@@ -63,6 +63,15 @@ type WorkloadInfo struct {
 	Controlled bool
 }
 
+// Batch is what a batch asks of a workload.
+type Batch struct {
+	// DesiredUpdated is the number of updated pods the batch runs.
+	DesiredUpdated int32
+	// PodLabels are the labels of the batch's pods (BatchPodLabels). A control whose workload can create
+	// pods with them says so to the workload; the release labels any pod that still lacks them.
+	PodLabels map[string]string
+}
+
 // WorkloadControl drives one workload for one release. Every method is idempotent: the BatchRelease
 // controller calls them again on each reconcile until they report done.
 type WorkloadControl interface {
@@ -70,9 +79,9 @@ type WorkloadControl interface {
 	Read(ctx context.Context) (*WorkloadInfo, error)
 	// Initialize takes control of the workload: control-info annotation, frozen rollout.
 	Initialize(ctx context.Context) error
-	// UpgradeBatch lets the workload run updated pods until desiredUpdated of them exist. It never moves a
+	// UpgradeBatch lets the workload run updated pods until b.DesiredUpdated of them exist. It never moves a
 	// release backwards.
-	UpgradeBatch(ctx context.Context, desiredUpdated int32) error
+	UpgradeBatch(ctx context.Context, b Batch) error
 	// Finalize releases the workload. With Plan.BatchPartition nil the release completes (the workload
 	// rolls out fully); otherwise the workload is left as the last batch made it. done is false while the
 	// control still waits for the workload (for example Plan.FinalizingPolicy WaitResume).

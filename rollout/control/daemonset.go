@@ -71,7 +71,8 @@ func (d *nativeDaemonSet) Initialize(ctx context.Context) error {
 
 // UpgradeBatch implements WorkloadControl. Until the DaemonSet controller has recorded the revision of the
 // current template there is nothing to ask for; the next call does it.
-func (d *nativeDaemonSet) UpgradeBatch(ctx context.Context, desiredUpdated int32) error {
+func (d *nativeDaemonSet) UpgradeBatch(ctx context.Context, batch Batch) error {
+	desiredUpdated := batch.DesiredUpdated
 	ds, update, pods, err := d.observe(ctx)
 	if err != nil {
 		return err

@@ -94,7 +94,8 @@ func (d *deploymentCanary) Initialize(ctx context.Context) error {
 }
 
 // UpgradeBatch implements WorkloadControl.
-func (d *deploymentCanary) UpgradeBatch(ctx context.Context, desiredUpdated int32) error {
+func (d *deploymentCanary) UpgradeBatch(ctx context.Context, batch Batch) error {
+	desiredUpdated := batch.DesiredUpdated
 	stable, err := d.get(ctx)
 	if err != nil {
 		return err

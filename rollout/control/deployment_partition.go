@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
-	"strings"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -60,8 +62,9 @@ func (p *deploymentPartition) Initialize(ctx context.Context) error {
 	return p.patch(ctx, d, want)
 }
 
-// UpgradeBatch raises the partition of the deployment-strategy annotation to desiredUpdated.
-func (p *deploymentPartition) UpgradeBatch(ctx context.Context, desiredUpdated int32) error {
+// UpgradeBatch raises the partition of the deployment-strategy annotation to the batch's desired updated
+// pods and records the batch's pod labels for the Advanced Deployment controller, in one patch.
+func (p *deploymentPartition) UpgradeBatch(ctx context.Context, batch Batch) error {
 	d, err := p.get(ctx)
 	if err != nil {
 		return err
@@ -70,40 +73,34 @@ func (p *deploymentPartition) UpgradeBatch(ctx context.Context, desiredUpdated i
 		return fmt.Errorf("deployment %s/%s is not under this release's control (annotation %s)",
 			d.Namespace, d.Name, rolloutsv1beta1.BatchReleaseControlAnnotation)
 	}
-	want, err := partitionUpgraded(d, desiredUpdated)
-	if err != nil || want == d {
+	changes, err := partitionUpgraded(d, batch)
+	if err != nil || len(changes) == 0 {
 		return err
 	}
-	return p.patchAnnotation(ctx, d, rolloutsv1beta1.DeploymentStrategyAnnotation, want.Annotations[rolloutsv1beta1.DeploymentStrategyAnnotation])
+	// The strategy is tested as read, so a partition written meanwhile is never lowered.
+	return PatchControlledAnnotations(ctx, p.client, d, changes, rolloutsv1beta1.DeploymentStrategyAnnotation)
 }
 
-// patchAnnotation replaces one annotation of d by a JSON patch that tests the value read and d's control-info
-// first. Unlike a resourceVersion guard it does not lose to kube-controller-manager's status writes, which
-// come with every pod of a batch; a test that fails (the release lost control, or the annotation changed)
-// reads as a conflict, so the BatchRelease plans again from a fresh read.
-func (p *deploymentPartition) patchAnnotation(ctx context.Context, d *appsv1.Deployment, key, value string) error {
-	return PatchControlledAnnotation(ctx, p.client, d, key, value, key)
-}
-
-// PatchControlledAnnotation sets one annotation of a Deployment under a release's control by a JSON patch that
-// first tests its control-info, and each annotation named in guards, against the values d carries. A failed
-// test (the release lost control, or a guarded annotation changed since the read) returns a conflict.
+// PatchControlledAnnotation sets one annotation of a Deployment under a release's control; see
+// PatchControlledAnnotations.
 func PatchControlledAnnotation(ctx context.Context, c client.Client, d *appsv1.Deployment, key, value string, guards ...string) error {
-	ops := make([]map[string]any, 0, len(guards)+2)
+	return PatchControlledAnnotations(ctx, c, d, map[string]string{key: value}, guards...)
+}
+
+// PatchControlledAnnotations sets annotations of a Deployment under a release's control by a JSON patch that
+// first tests its control-info, and each annotation named in guards, against the values d carries. Unlike a
+// resourceVersion guard it does not lose to kube-controller-manager's status writes, which come with every
+// pod of a batch. A failed test (the release lost control, or a guarded annotation changed since the read)
+// returns a conflict, so the caller plans again from a fresh read.
+func PatchControlledAnnotations(ctx context.Context, c client.Client, d *appsv1.Deployment, values map[string]string, guards ...string) error {
+	ops := make([]map[string]any, 0, len(guards)+len(values)+1)
 	for _, k := range append([]string{rolloutsv1beta1.BatchReleaseControlAnnotation}, guards...) {
 		ops = append(ops, map[string]any{"op": "test", "path": AnnotationPath(k), "value": d.Annotations[k]})
 	}
-	ops = append(ops, map[string]any{"op": "add", "path": AnnotationPath(key), "value": value})
-	raw, err := json.Marshal(ops)
-	if err != nil {
-		return fmt.Errorf("encoding the patch of deployment %s/%s: %w", d.Namespace, d.Name, err)
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		ops = append(ops, map[string]any{"op": "add", "path": AnnotationPath(k), "value": values[k]})
 	}
-	err = c.Patch(ctx, d.DeepCopy(), client.RawPatch(types.JSONPatchType, raw))
-	var status apierrors.APIStatus
-	if errors.As(err, &status) && status.Status().Code == http.StatusUnprocessableEntity {
-		return apierrors.NewConflict(appsv1.Resource("deployments"), d.Name, err)
-	}
-	if err != nil {
+	if err := patchJSON(ctx, c, appsv1.Resource("deployments"), d, ops); err != nil {
 		return fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	return nil
@@ -112,7 +109,7 @@ func PatchControlledAnnotation(ctx context.Context, c client.Client, d *appsv1.D
 // AnnotationPath is the JSON pointer (RFC 6901) of an annotation, for JSON patches: "~" and "/" in the key
 // are escaped.
 func AnnotationPath(key string) string {
-	return "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+	return "/metadata/annotations/" + escapeJSONPointer(key)
 }
 
 // Finalize gives the Deployment back to kube-controller-manager.
@@ -124,18 +121,78 @@ func (p *deploymentPartition) Finalize(ctx context.Context) (bool, error) {
 		}
 		return false, err
 	}
-	want := partitionFinalized(d, p.target)
-	if err := p.patch(ctx, d, want); err != nil {
-		return false, err
-	}
-	if partitionFinalizeDone(want, p.target) {
-		return true, nil
-	}
 	sets, err := p.replicaSets(ctx, d)
 	if err != nil {
 		return false, err
 	}
-	return partitionRolledOut(d, sets), nil
+	if p.target.Plan.BatchPartition == nil && partitionReleasedBy(d, p.target.Owner) {
+		if err := p.unstamp(ctx, d, sets); err != nil {
+			return false, err
+		}
+	}
+	want := partitionFinalized(d, p.target)
+	if err := p.patch(ctx, d, want); err != nil {
+		return false, err
+	}
+	return partitionFinalizeDone(want, p.target) || partitionRolledOut(d, sets), nil
+}
+
+// unstamp makes sure kube-controller-manager sees no batch labels on d's ReplicaSets before d resumes: it
+// takes a stamped template for another Deployment revision, and would bump d's collision count and roll every
+// pod to a ReplicaSet of its own. So stamped labels are removed first (the release's pod labels with them, so
+// the Advanced Deployment controller stamps no more), and d resumes only once every ReplicaSet's controller,
+// which shares kube-controller-manager's cache, has observed its latest spec; ErrNotObserved until then.
+func (p *deploymentPartition) unstamp(ctx context.Context, d *appsv1.Deployment, sets []appsv1.ReplicaSet) error {
+	observed := true
+	for i := range sets {
+		rs := &sets[i]
+		observed = observed && rs.Status.ObservedGeneration >= rs.Generation
+		stamped := StampedBatchLabels(&rs.Spec.Template, &d.Spec.Template)
+		if stamped == nil {
+			continue
+		}
+		observed = false
+		if err := p.dropPodLabels(ctx, d); err != nil {
+			return err
+		}
+		if err := patchJSON(ctx, p.client, appsv1.Resource("replicasets"), rs, StampOps(stamped, nil)); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+			return fmt.Errorf("removing the batch labels of replica set %s/%s: %w", rs.Namespace, rs.Name, err)
+		}
+	}
+	if !observed {
+		return fmt.Errorf("deployment %s/%s: replica sets not observed without batch labels: %w", d.Namespace, d.Name, ErrNotObserved)
+	}
+	return nil
+}
+
+// dropPodLabels removes the BatchPodLabelsAnnotation of d, if any, while the release controls d.
+func (p *deploymentPartition) dropPodLabels(ctx context.Context, d *appsv1.Deployment) error {
+	if _, ok := d.Annotations[BatchPodLabelsAnnotation]; !ok {
+		return nil
+	}
+	ops := []map[string]any{
+		{"op": "test", "path": AnnotationPath(rolloutsv1beta1.BatchReleaseControlAnnotation), "value": d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation]},
+		{"op": "remove", "path": AnnotationPath(BatchPodLabelsAnnotation)},
+	}
+	if err := patchJSON(ctx, p.client, appsv1.Resource("deployments"), d, ops); err != nil {
+		return fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	delete(d.Annotations, BatchPodLabelsAnnotation)
+	return nil
+}
+
+// patchJSON sends a JSON patch to a copy of obj, of resource gr; a failed test (HTTP 422) reads as a conflict.
+func patchJSON(ctx context.Context, c client.Client, gr schema.GroupResource, obj client.Object, ops []map[string]any) error {
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		return err
+	}
+	err = c.Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.JSONPatchType, raw))
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Code == http.StatusUnprocessableEntity {
+		return apierrors.NewConflict(gr, obj.GetName(), err)
+	}
+	return err
 }
 
 // partitionRolledOut reports whether d's ReplicaSets already show the resumed Deployment rolled out: its new
@@ -220,9 +277,9 @@ func partitionInitialized(d *appsv1.Deployment, owner metav1.OwnerReference) (*a
 	return want, nil
 }
 
-// partitionUpgraded is d with its partition raised to desiredUpdated; a partition already at or above
-// it is left alone.
-func partitionUpgraded(d *appsv1.Deployment, desiredUpdated int32) (*appsv1.Deployment, error) {
+// partitionUpgraded are the annotations to change for batch: the partition raised to its desired updated pods
+// (a partition already at or above it is left alone) and its pod labels, when they changed.
+func partitionUpgraded(d *appsv1.Deployment, batch Batch) (map[string]string, error) {
 	s, ok, err := DeploymentStrategyFrom(d.Annotations)
 	if err != nil {
 		return nil, err
@@ -235,13 +292,16 @@ func partitionUpgraded(d *appsv1.Deployment, desiredUpdated int32) (*appsv1.Depl
 	if err != nil {
 		return nil, fmt.Errorf("annotation %s: %w", rolloutsv1beta1.DeploymentStrategyAnnotation, err)
 	}
-	if current >= desiredUpdated || (s.Partition.Type == intstr.Int && s.Partition.IntVal >= desiredUpdated) {
-		return d, nil
+	changes := map[string]string{}
+	desired := batch.DesiredUpdated
+	if current < desired && (s.Partition.Type != intstr.Int || s.Partition.IntVal < desired) {
+		s.Partition = intstr.FromInt32(desired)
+		changes[rolloutsv1beta1.DeploymentStrategyAnnotation] = partitionStrategyJSON(s)
 	}
-	s.Partition = intstr.FromInt32(desiredUpdated)
-	want := d.DeepCopy()
-	want.Annotations[rolloutsv1beta1.DeploymentStrategyAnnotation] = partitionStrategyJSON(s)
-	return want, nil
+	if len(batch.PodLabels) > 0 && !maps.Equal(BatchPodLabelsFrom(d.Annotations), batch.PodLabels) {
+		changes[BatchPodLabelsAnnotation] = EncodeBatchPodLabels(batch.PodLabels)
+	}
+	return changes, nil
 }
 
 // partitionFinalized is d released by the control: resumed with its saved rolling update restored and every
@@ -256,6 +316,7 @@ func partitionFinalized(d *appsv1.Deployment, t Target) *appsv1.Deployment {
 	}
 	want := d.DeepCopy()
 	delete(want.Annotations, rolloutsv1beta1.BatchReleaseControlAnnotation)
+	delete(want.Annotations, BatchPodLabelsAnnotation)
 	if t.Plan.BatchPartition != nil {
 		return want
 	}

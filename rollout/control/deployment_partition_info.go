@@ -52,7 +52,8 @@ func PartitionHeld(d *appsv1.Deployment) bool {
 }
 
 // SplitReplicaSets returns the new ReplicaSet of d (the oldest whose template equals d's, ignoring the
-// hash label, as kube-controller-manager picks it; nil when there is none) and the others.
+// hash label, as kube-controller-manager picks it, and the batch labels stamped on it; nil when there is
+// none) and the others.
 func SplitReplicaSets(d *appsv1.Deployment, sets []appsv1.ReplicaSet) (*appsv1.ReplicaSet, []*appsv1.ReplicaSet) {
 	sorted := make([]*appsv1.ReplicaSet, 0, len(sets))
 	for i := range sets {
@@ -62,7 +63,7 @@ func SplitReplicaSets(d *appsv1.Deployment, sets []appsv1.ReplicaSet) (*appsv1.R
 	var newRS *appsv1.ReplicaSet
 	old := make([]*appsv1.ReplicaSet, 0, len(sorted))
 	for _, rs := range sorted {
-		if newRS == nil && EqualIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
+		if newRS == nil && EqualIgnoreHashAndBatch(&rs.Spec.Template, &d.Spec.Template) {
 			newRS = rs
 			continue
 		}

@@ -3,9 +3,12 @@ package control_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"maps"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -76,7 +79,7 @@ func TestDeploymentPartitionUpgradeBatch(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := control.NewDeploymentPartition(staleReads{c, stale}, ours).UpgradeBatch(t.Context(), 2); err != nil {
+	if err := control.NewDeploymentPartition(staleReads{c, stale}, ours).UpgradeBatch(t.Context(), control.Batch{DesiredUpdated: 2}); err != nil {
 		t.Fatalf("UpgradeBatch from a read before a status write: %v", err)
 	}
 	if got := partition(); got != 2 {
@@ -89,7 +92,7 @@ func TestDeploymentPartitionUpgradeBatch(t *testing.T) {
 	if err := c.Patch(t.Context(), stale.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
-	err := control.NewDeploymentPartition(staleReads{c, stale}, ours).UpgradeBatch(t.Context(), 3)
+	err := control.NewDeploymentPartition(staleReads{c, stale}, ours).UpgradeBatch(t.Context(), control.Batch{DesiredUpdated: 3})
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("UpgradeBatch from a read before a strategy change: %v, want a conflict", err)
 	}
@@ -100,7 +103,7 @@ func TestDeploymentPartitionUpgradeBatch(t *testing.T) {
 	if err := initialize(theirs); err != nil {
 		t.Fatal(err)
 	}
-	if err := control.NewDeploymentPartition(c, ours).UpgradeBatch(t.Context(), 3); err == nil {
+	if err := control.NewDeploymentPartition(c, ours).UpgradeBatch(t.Context(), control.Batch{DesiredUpdated: 3}); err == nil {
 		t.Fatal("the release that lost control moved the partition")
 	}
 	if got := partition(); got != 0 {
@@ -117,4 +120,113 @@ func partitionTarget(ns, name string) control.Target {
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestDeploymentPartitionFinalizeUnstamps resumes a Deployment only once no ReplicaSet carries batch labels
+// and every ReplicaSet's controller has observed that: kube-controller-manager would take a stamped template
+// for another revision, bump the collision count and roll every pod to a ReplicaSet of its own. Finalize
+// first removes the stamps and the release's pod labels, then waits; kube-controller-manager then adopts the
+// release's new ReplicaSet.
+func TestDeploymentPartitionFinalizeUnstamps(t *testing.T) {
+	needCluster(t)
+	t.Parallel()
+	c := directClient(t)
+	ctl, d, rs := stampedRelease(t, c)
+
+	if _, err := ctl.Finalize(t.Context()); !errors.Is(err, control.ErrNotObserved) {
+		t.Fatalf("Finalize with a stamped ReplicaSet: %v, want ErrNotObserved", err)
+	}
+	read(t, c, d, rs)
+	if stamped := control.StampedBatchLabels(&rs.Spec.Template, &d.Spec.Template); stamped != nil || !d.Spec.Paused ||
+		d.Annotations[control.BatchPodLabelsAnnotation] != "" {
+		t.Fatalf("after the first Finalize: stamps %v, paused %v, pod labels %q; want no stamps, paused, no pod labels",
+			stamped, d.Spec.Paused, d.Annotations[control.BatchPodLabelsAnnotation])
+	}
+	eventually(t, "Finalize", func(ctx context.Context) (bool, error) {
+		done, err := ctl.Finalize(ctx)
+		if errors.Is(err, control.ErrNotObserved) || apierrors.IsConflict(err) {
+			return false, nil
+		}
+		return done, err
+	})
+	eventually(t, "kube-controller-manager adopts the new ReplicaSet", func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(rs), rs)
+		return err == nil && ptr.Deref(rs.Spec.Replicas, 0) == 4, err
+	})
+	read(t, c, d)
+	list := &appsv1.ReplicaSetList{}
+	if err := c.List(t.Context(), list, client.InNamespace(d.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	if d.Spec.Paused || d.Status.CollisionCount != nil || len(list.Items) != 2 {
+		t.Errorf("resumed: paused %v, collision count %v, %d ReplicaSets; want resumed, no collision, the old and the new one",
+			d.Spec.Paused, d.Status.CollisionCount, len(list.Items))
+	}
+}
+
+// stampedRelease is a Deployment under a partition-style release of a new template whose new ReplicaSet the
+// Advanced Deployment controller created stamped with the first batch's pod labels.
+func stampedRelease(t *testing.T, c client.Client) (control.WorkloadControl, *appsv1.Deployment, *appsv1.ReplicaSet) {
+	t.Helper()
+	d := blueGreenDeployment(newNamespace(t, c))
+	if err := c.Create(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	ctl := control.NewDeploymentPartition(c, partitionTarget(d.Namespace, d.Name))
+	labels := control.BatchPodLabels("v2", 0)
+	for _, step := range []func() error{
+		func() error { return ctl.Initialize(t.Context()) },
+		func() error { return updateTemplate(t, c, d, podTemplate("web", "registry.example/web:v2")) },
+		func() error {
+			return ctl.UpgradeBatch(t.Context(), control.Batch{DesiredUpdated: 4, PodLabels: labels})
+		},
+	} {
+		if err := retry.RetryOnConflict(retry.DefaultRetry, step); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read(t, c, d)
+	if got := control.BatchPodLabelsFrom(d.Annotations); !maps.Equal(got, labels) {
+		t.Fatalf("pod labels %v after UpgradeBatch, want %v", got, labels)
+	}
+	rs := stampedReplicaSet(d, labels)
+	if err := c.Create(t.Context(), rs); err != nil {
+		t.Fatal(err)
+	}
+	return ctl, d, rs
+}
+
+// read refreshes each object from the apiserver.
+func read(t *testing.T, c client.Client, objs ...client.Object) {
+	t.Helper()
+	for _, obj := range objs {
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// updateTemplate replaces d's pod template, as a user's new version does.
+func updateTemplate(t *testing.T, c client.Client, d *appsv1.Deployment, template corev1.PodTemplateSpec) error {
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(d), d); err != nil {
+		return err
+	}
+	d.Spec.Template = template
+	return c.Update(t.Context(), d)
+}
+
+// stampedReplicaSet is a new ReplicaSet of d as the Advanced Deployment controller creates it while stamping.
+func stampedReplicaSet(d *appsv1.Deployment, stamps map[string]string) *appsv1.ReplicaSet {
+	hash := control.ComputeHash(&d.Spec.Template, d.Status.CollisionCount)
+	template := d.Spec.Template.DeepCopy()
+	template.Labels[rolloutsv1beta1.PodTemplateHashLabelKey] = hash
+	labels := maps.Clone(template.Labels)
+	maps.Copy(template.Labels, stamps)
+	selector := d.Spec.Selector.DeepCopy()
+	selector.MatchLabels[rolloutsv1beta1.PodTemplateHashLabelKey] = hash
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: d.Name + "-" + hash, Namespace: d.Namespace, Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(d, appsv1.SchemeGroupVersion.WithKind("Deployment"))}},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](0), Selector: selector, Template: *template},
+	}
 }

@@ -129,25 +129,45 @@ func TestPartitionInitialized(t *testing.T) {
 }
 
 func TestPartitionUpgraded(t *testing.T) {
+	batch2 := BatchPodLabels("v2", 1)
 	tests := []struct {
 		name      string
 		partition string
 		desired   int32
-		want      string
+		labels    map[string]string // the batch's pod labels
+		recorded  string            // the BatchPodLabelsAnnotation before
+		// wantStrategy ends the new strategy annotation; wantLabels is the new pod labels annotation; ""
+		// when unchanged.
+		wantStrategy string
+		wantLabels   string
 	}{
-		{name: "raised", partition: "1", desired: 5, want: `"partition":5}`},
-		{name: "never lowered", partition: "5", desired: 3, want: `"partition":5}`},
-		{name: "a percentage counts resolved", partition: `"50%"`, desired: 5, want: `"partition":"50%"}`},
-		{name: "a percentage below is replaced", partition: `"20%"`, desired: 5, want: `"partition":5}`},
+		{name: "raised", partition: "1", desired: 5, wantStrategy: `"partition":5}`},
+		{name: "never lowered", partition: "5", desired: 3},
+		{name: "a percentage counts resolved", partition: `"50%"`, desired: 5},
+		{name: "a percentage below is replaced", partition: `"20%"`, desired: 5, wantStrategy: `"partition":5}`},
+		{name: "raised with the batch's labels", partition: "1", desired: 5, labels: batch2,
+			wantStrategy: `"partition":5}`, wantLabels: `{"rollouts.kruise.io/rollout-batch-id":"2","rollouts.kruise.io/rollout-id":"v2"}`},
+		{name: "labels already recorded", partition: "1", desired: 5, labels: batch2,
+			recorded: EncodeBatchPodLabels(batch2), wantStrategy: `"partition":5}`},
+		{name: "new labels without a new partition", partition: "5", desired: 5, labels: batch2,
+			recorded: EncodeBatchPodLabels(BatchPodLabels("v2", 0)), wantLabels: EncodeBatchPodLabels(batch2)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := partitionUpgraded(released(partitionOwner, tt.partition), tt.desired)
+			d := released(partitionOwner, tt.partition)
+			if tt.recorded != "" {
+				d.Annotations[BatchPodLabelsAnnotation] = tt.recorded
+			}
+			got, err := partitionUpgraded(d, Batch{DesiredUpdated: tt.desired, PodLabels: tt.labels})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasSuffix(got.Annotations[strategyKey], tt.want) {
-				t.Errorf("strategy annotation %s, want it to end with %s", got.Annotations[strategyKey], tt.want)
+			strategy, changed := got[strategyKey]
+			if changed != (tt.wantStrategy != "") || !strings.HasSuffix(strategy, tt.wantStrategy) {
+				t.Errorf("strategy annotation change %q (%v), want one ending with %q", strategy, changed, tt.wantStrategy)
+			}
+			if got[BatchPodLabelsAnnotation] != tt.wantLabels {
+				t.Errorf("pod labels annotation change %q, want %q", got[BatchPodLabelsAnnotation], tt.wantLabels)
 			}
 		})
 	}
@@ -158,9 +178,9 @@ func TestPartitionMalformedAnnotations(t *testing.T) {
 	broken.Annotations[strategyKey] = `{"partition":`
 	badPartition := released(partitionOwner, `"lots"`)
 	_, errInit := partitionInitialized(broken, partitionOwner)
-	_, errUpgrade := partitionUpgraded(broken, 2)
-	_, errPartition := partitionUpgraded(badPartition, 2)
-	_, errMissing := partitionUpgraded(partitionDeployment(), 2)
+	_, errUpgrade := partitionUpgraded(broken, Batch{DesiredUpdated: 2})
+	_, errPartition := partitionUpgraded(badPartition, Batch{DesiredUpdated: 2})
+	_, errMissing := partitionUpgraded(partitionDeployment(), Batch{DesiredUpdated: 2})
 	for name, err := range map[string]error{"Initialize": errInit, "UpgradeBatch": errUpgrade,
 		"UpgradeBatch partition": errPartition, "UpgradeBatch before Initialize": errMissing} {
 		if err == nil || !strings.Contains(err.Error(), strategyKey) {

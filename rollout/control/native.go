@@ -56,5 +56,5 @@ type refusing struct {
 
 func (r refusing) Read(ctx context.Context) (*WorkloadInfo, error) { return r.reader.Read(ctx) }
 func (r refusing) Initialize(context.Context) error                { return r.reason }
-func (r refusing) UpgradeBatch(context.Context, int32) error       { return r.reason }
+func (r refusing) UpgradeBatch(context.Context, Batch) error       { return r.reason }
 func (r refusing) Finalize(context.Context) (bool, error)          { return false, r.reason }

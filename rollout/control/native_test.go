@@ -112,7 +112,7 @@ func readUntil(t *testing.T, ctl control.WorkloadControl, what string, ok func(*
 func upgradeBatch(t *testing.T, ctl control.WorkloadControl, desired int32) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("UpgradeBatch(%d)", desired), func(ctx context.Context) (bool, error) {
-		err := ctl.UpgradeBatch(ctx, desired)
+		err := ctl.UpgradeBatch(ctx, control.Batch{DesiredUpdated: desired})
 		if errors.Is(err, control.ErrNotObserved) {
 			return false, nil
 		}
@@ -196,7 +196,7 @@ func TestStatefulSetRelease(t *testing.T) {
 		desired int32
 		updated []string
 	}{{1, []string{"web-3"}}, {2, []string{"web-2", "web-3"}}} {
-		if err := ctl.UpgradeBatch(t.Context(), batch.desired); err != nil {
+		if err := ctl.UpgradeBatch(t.Context(), control.Batch{DesiredUpdated: batch.desired}); err != nil {
 			t.Fatal(err)
 		}
 		assertPartition(t, c, sts, ptr.To(4-batch.desired))
@@ -211,7 +211,7 @@ func TestStatefulSetRelease(t *testing.T) {
 	}
 
 	// Neither a smaller batch nor a repeated Initialize moves the release back.
-	if err := ctl.UpgradeBatch(t.Context(), 1); err != nil {
+	if err := ctl.UpgradeBatch(t.Context(), control.Batch{DesiredUpdated: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := ctl.Initialize(t.Context()); err != nil {
@@ -297,14 +297,14 @@ func TestNativeDaemonSetRelease(t *testing.T) {
 		t.Fatalf("frozen DaemonSet: controlled=%v updated=%d, want true and 0", info.Controlled, info.UpdatedReplicas)
 	}
 
-	if err := ctl.UpgradeBatch(t.Context(), 1); err != nil {
+	if err := ctl.UpgradeBatch(t.Context(), control.Batch{DesiredUpdated: 1}); err != nil {
 		t.Fatal(err)
 	}
 	readUntil(t, ctl, "batch of 1", func(i *control.WorkloadInfo) bool { return i.UpdatedReadyReplicas == 1 })
 	assertDaemonSetHolds(t, ctl, 1)
 	assertDeletionEvent(t, c, ds)
 
-	if err := ctl.UpgradeBatch(t.Context(), 2); err != nil {
+	if err := ctl.UpgradeBatch(t.Context(), control.Batch{DesiredUpdated: 2}); err != nil {
 		t.Fatal(err)
 	}
 	readUntil(t, ctl, "batch of 2", func(i *control.WorkloadInfo) bool { return i.UpdatedReadyReplicas == 2 })

@@ -63,7 +63,8 @@ func (s *statefulSetLike) Initialize(ctx context.Context) error {
 }
 
 // UpgradeBatch implements WorkloadControl.
-func (s *statefulSetLike) UpgradeBatch(ctx context.Context, desiredUpdated int32) error {
+func (s *statefulSetLike) UpgradeBatch(ctx context.Context, batch Batch) error {
+	desiredUpdated := batch.DesiredUpdated
 	obj, err := s.get(ctx)
 	if err != nil {
 		return err

@@ -35,6 +35,9 @@ var _ = Describe("Batch labels", func() {
 			s.waitPhase(ctx, "Healthy")
 			s.waitPods(ctx, map[string]int{"v2": 4})
 			Expect(s.batchesOf(ctx, "v2")).To(Equal(map[string]int{"1": 1, "2": 1, "3": 2}))
+			if kind == "Deployment" {
+				s.expectOwnReplicaSetsOnly(ctx)
+			}
 		},
 		Entry("Deployment", "Deployment"),
 		Entry("CloneSet", "CloneSet"),
@@ -64,4 +67,21 @@ func (s *story) batchesOf(ctx SpecContext, version string) map[string]int {
 		out[p.Labels[batchIDLabel]]++
 	}
 	return out
+}
+
+// expectOwnReplicaSetsOnly checks that kube-controller-manager took the released Deployment back with the
+// release's new ReplicaSet: no hash collision, one ReplicaSet per revision, and no batch labels left on their
+// templates (the Advanced Deployment controller stamps them there while a ReplicaSet creates a batch's pods).
+func (s *story) expectOwnReplicaSetsOnly(ctx SpecContext) {
+	GinkgoHelper()
+	d, err := kube.AppsV1().Deployments(s.ns).Get(ctx, appName, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(d.Status.CollisionCount).To(BeNil())
+	sets, err := kube.AppsV1().ReplicaSets(s.ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(sets.Items).To(HaveLen(2))
+	for _, rs := range sets.Items {
+		Expect(rs.Spec.Template.Labels).NotTo(HaveKey(rolloutIDLabel), "template of replica set %s", rs.Name)
+		Expect(rs.Spec.Template.Labels).NotTo(HaveKey(batchIDLabel), "template of replica set %s", rs.Name)
+	}
 }

@@ -309,7 +309,7 @@ func countPods(v *plan.WorkloadView, pods []corev1.Pod) {
 
 // apply makes the decision's workload change, then writes status and events.
 func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease, ctl control.WorkloadControl, d *plan.BatchDecision) error {
-	err := r.act(ctx, ctl, d)
+	err := r.act(ctx, br, ctl, d)
 	if errors.Is(err, control.ErrNotObserved) {
 		// Keep the status as it was, so the action is planned again once the cache has caught up.
 		d.RequeueAfter = notObservedRetry
@@ -369,12 +369,15 @@ func (r *Reconciler) fail(ctx context.Context, br *rolloutsv1beta1.BatchRelease,
 	return err
 }
 
-func (r *Reconciler) act(ctx context.Context, ctl control.WorkloadControl, d *plan.BatchDecision) error {
+func (r *Reconciler) act(ctx context.Context, br *rolloutsv1beta1.BatchRelease, ctl control.WorkloadControl, d *plan.BatchDecision) error {
 	switch d.Action {
 	case plan.ActionInitialize:
 		return ctl.Initialize(ctx)
 	case plan.ActionUpgrade:
-		return ctl.UpgradeBatch(ctx, d.DesiredUpdated)
+		return ctl.UpgradeBatch(ctx, control.Batch{
+			DesiredUpdated: d.DesiredUpdated,
+			PodLabels:      control.BatchPodLabels(br.Spec.ReleasePlan.RolloutID, d.Status.CanaryStatus.CurrentBatch),
+		})
 	case plan.ActionFinalize:
 		done, err := ctl.Finalize(ctx)
 		if err != nil {

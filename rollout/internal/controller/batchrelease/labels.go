@@ -3,7 +3,7 @@ package batchrelease
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"maps"
 	"sync"
 	"time"
 
@@ -18,13 +18,14 @@ import (
 )
 
 // labelBatchPods marks updated pods that do not carry the release's rollout-id yet with it and the current
-// (1-based) batch, up to the batch's target, and returns how many updated pods carry it afterwards.
+// (1-based) batch, up to the batch's target, and returns how many updated pods carry it afterwards. Pods a
+// workload created with the batch's labels (control.Batch.PodLabels) need no patch.
 func (r *Reconciler) labelBatchPods(ctx context.Context, br *rolloutsv1beta1.BatchRelease, info *control.WorkloadInfo, pods []corev1.Pod) (int32, error) {
 	id := br.Spec.ReleasePlan.RolloutID
 	target := plan.RollbackTarget(br.Spec.ReleasePlan, br.Status.CanaryStatus.CurrentBatch, info.Replicas,
 		br.Status.CanaryStatus.NoNeedUpdateReplicas)
 	unlabelled, labelled := r.sent.split(pods, id, r.Clock.Now())
-	batch := strconv.Itoa(int(br.Status.CanaryStatus.CurrentBatch) + 1)
+	batch := control.BatchPodLabels(id, br.Status.CanaryStatus.CurrentBatch)
 	todo := unlabelled[:min(len(unlabelled), int(max(target-labelled, 0)))]
 	// Pod patches are independent; sending them side by side keeps a large batch from waiting on one
 	// round trip per pod.
@@ -91,13 +92,12 @@ func (s *sentLabels) split(pods []corev1.Pod, id string, now time.Time) ([]*core
 }
 
 // labelPod patches a copy: pod is the cache's own object (listed without copies).
-func (r *Reconciler) labelPod(ctx context.Context, pod *corev1.Pod, id, batch string) error {
+func (r *Reconciler) labelPod(ctx context.Context, pod *corev1.Pod, id string, batch map[string]string) error {
 	want := pod.DeepCopy()
 	if want.Labels == nil {
 		want.Labels = map[string]string{}
 	}
-	want.Labels[rolloutsv1beta1.RolloutIDLabel] = id
-	want.Labels[rolloutsv1beta1.RolloutBatchIDLabel] = batch
+	maps.Copy(want.Labels, batch)
 	if err := r.Client.Patch(ctx, want, client.MergeFrom(pod)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("labelling pod %s: %w", pod.Name, err)
 	}

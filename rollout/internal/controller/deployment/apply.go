@@ -59,7 +59,7 @@ func (r *Reconciler) apply(ctx context.Context, d *appsv1.Deployment, newRS *app
 // as kube-controller-manager does, so that the next reconcile hashes to another name.
 func (r *Reconciler) create(ctx context.Context, d *appsv1.Deployment, old []*appsv1.ReplicaSet, step Step,
 	plan Plan) (*appsv1.ReplicaSet, error) {
-	rs := newReplicaSet(d, old, step.To, plan)
+	rs := newReplicaSet(d, old, step, plan)
 	err := r.Client.Create(ctx, rs)
 	if err == nil {
 		r.scaled(d, rs, step)
@@ -73,7 +73,7 @@ func (r *Reconciler) create(ctx context.Context, d *appsv1.Deployment, old []*ap
 		return nil, fmt.Errorf("getting replica set %s: %w", klog.KObj(rs), err)
 	}
 	if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID == d.UID &&
-		control.EqualIgnoreHash(&existing.Spec.Template, &d.Spec.Template) {
+		control.EqualIgnoreHashAndBatch(&existing.Spec.Template, &d.Spec.Template) {
 		r.expect(d, existing, true)
 		return nil, nil
 	}
@@ -92,15 +92,19 @@ func (r *Reconciler) bumpCollisionCount(ctx context.Context, d *appsv1.Deploymen
 	return nil
 }
 
-// scale writes a ReplicaSet's size and replica annotations by a JSON patch that tests the size the plan
-// read; a failed test returns nil, nil (see apply). Unlike a resourceVersion guard it does not lose to
+// scale writes a ReplicaSet's size, replica annotations and the step's batch labels by a JSON patch that
+// tests the size (and the stamped labels) the plan read; a failed test returns nil, nil (see apply). Unlike a resourceVersion guard it does not lose to
 // kube-controller-manager's status writes, which come with every pod that starts or stops.
 func (r *Reconciler) scale(ctx context.Context, d *appsv1.Deployment, rs *appsv1.ReplicaSet, step Step,
 	plan Plan) (*appsv1.ReplicaSet, error) {
 	if rs == nil {
 		return nil, fmt.Errorf("plan step %+v names no known replica set", step)
 	}
-	raw, err := json.Marshal(scaleOps(rs, step.To, plan))
+	ops := scaleOps(rs, step.To, plan)
+	if step.Relabel {
+		ops = append(ops, control.StampOps(control.StampedBatchLabels(&rs.Spec.Template, &d.Spec.Template), step.Labels)...)
+	}
+	raw, err := json.Marshal(ops)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the scale of replica set %s: %w", klog.KObj(rs), err)
 	}

@@ -3,6 +3,7 @@ package deployment
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -120,16 +121,20 @@ func TestPartitionRelease(t *testing.T) {
 
 	setImage(t, c, d, "v2")
 	stableSets := stableState(t, c, d, map[string]int{"v1": 10})
-	eventually(t, "UpgradeBatch(1)", func() error { return ctl.UpgradeBatch(ctx, 1) })
+	batch := func(n int32, updated int32) control.Batch {
+		return control.Batch{DesiredUpdated: updated, PodLabels: control.BatchPodLabels("v2", n)}
+	}
+	eventually(t, "UpgradeBatch(1)", func() error { return ctl.UpgradeBatch(ctx, batch(0, 1)) })
 	waitPods(t, c, d, map[string]int{"v1": 9, "v2": 1})
 	time.Sleep(time.Second) // kube-controller-manager syncs paused Deployments too: it must not undo the batch
 	waitPods(t, c, d, map[string]int{"v1": 9, "v2": 1})
 	checkExtraStatus(t, c, d, `{"updatedReadyReplicas":1,"expectedUpdatedReplicas":1}`)
 	checkRead(t, ctl, 1, hashOf(stableSets, "v1"))
 
-	eventually(t, "UpgradeBatch(5)", func() error { return ctl.UpgradeBatch(ctx, 5) })
+	eventually(t, "UpgradeBatch(5)", func() error { return ctl.UpgradeBatch(ctx, batch(1, 5)) })
 	waitPods(t, c, d, map[string]int{"v1": 5, "v2": 5})
-	eventually(t, "UpgradeBatch(3)", func() error { return ctl.UpgradeBatch(ctx, 3) })
+	checkStamps(t, c, d, map[string]int{"1": 1, "2": 4})
+	eventually(t, "UpgradeBatch(3)", func() error { return ctl.UpgradeBatch(ctx, control.Batch{DesiredUpdated: 3}) })
 	checkPartition(t, c, d, 5)
 
 	mon.arm(8)
@@ -170,14 +175,14 @@ func TestPartitionReleaseWithoutSurge(t *testing.T) {
 		Ref: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "api"}})
 	eventually(t, "Initialize", func() error { return ctl.Initialize(ctx) })
 	setImage(t, c, d, "v2")
-	eventually(t, "UpgradeBatch(1)", func() error { return ctl.UpgradeBatch(ctx, 1) })
+	eventually(t, "UpgradeBatch(1)", func() error { return ctl.UpgradeBatch(ctx, control.Batch{DesiredUpdated: 1}) })
 	waitPods(t, c, d, map[string]int{"v1": 3, "v2": 1})
 	time.Sleep(time.Second)
 	waitPods(t, c, d, map[string]int{"v1": 3, "v2": 1})
 	if after := podNames(t, c, d, "v1"); !isSubset(after, before) {
 		t.Errorf("old pods %v after the first batch, %v before: an old pod was recreated", after, before)
 	}
-	eventually(t, "UpgradeBatch(4)", func() error { return ctl.UpgradeBatch(ctx, 4) })
+	eventually(t, "UpgradeBatch(4)", func() error { return ctl.UpgradeBatch(ctx, control.Batch{DesiredUpdated: 4}) })
 	waitPods(t, c, d, map[string]int{"v2": 4})
 	checkExtraStatus(t, c, d, `{"updatedReadyReplicas":4,"expectedUpdatedReplicas":4}`)
 	pollErr(t, "Finalize is done", func() (bool, error) { return ctl.Finalize(ctx) })
@@ -581,5 +586,36 @@ func TestSkipsWhatIsNotItsToRoll(t *testing.T) {
 		if sets, err := ownedSets(ctx, c, d); err != nil || len(sets) != 0 {
 			t.Errorf("deployment %s: replica sets %s (%v), want none", d.Name, names(sets), err)
 		}
+	}
+}
+
+// checkStamps waits for the new ReplicaSet to lose its stamps once its pods exist, then checks that its pods
+// were created with their batch's labels: count per rollout-batch-id, every one with the rollout-id v2.
+func checkStamps(t *testing.T, c client.Client, d *appsv1.Deployment, want map[string]int) {
+	t.Helper()
+	eventually(t, "the new ReplicaSet unstamped", func() error {
+		sets := &appsv1.ReplicaSetList{}
+		if err := c.List(context.Background(), sets, client.InNamespace(d.Namespace)); err != nil {
+			return err
+		}
+		for _, rs := range sets.Items {
+			if stamped := control.StampedBatchLabels(&rs.Spec.Template, &d.Spec.Template); stamped != nil {
+				return fmt.Errorf("replica set %s stamped with %v", rs.Name, stamped)
+			}
+		}
+		return nil
+	})
+	pods := &corev1.PodList{}
+	if err := c.List(context.Background(), pods, client.InNamespace(d.Namespace), client.MatchingLabels(d.Spec.Selector.MatchLabels)); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Annotations["note"] == "v2" && p.Labels[rolloutsv1beta1.RolloutIDLabel] == "v2" {
+			got[p.Labels[rolloutsv1beta1.RolloutBatchIDLabel]]++
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("new pods by batch %v, want %v", got, want)
 	}
 }

@@ -21,6 +21,11 @@ type ReplicaSetState struct {
 	// max-replicas annotations; nil when absent or not a number.
 	DesiredReplicas *int32
 	MaxReplicas     *int32
+	// Stamped are the batch labels its pod template carries beyond the Deployment's
+	// (control.StampedBatchLabels); Settled, that its controller has observed its spec and runs as many pods
+	// as spec.replicas, so no pod of its last growth is still to be created.
+	Stamped map[string]string
+	Settled bool
 }
 
 // Input is the Deployment and its ReplicaSets as the plan sees them.
@@ -33,6 +38,8 @@ type Input struct {
 	New *ReplicaSetState
 	// Old are the other ReplicaSets, oldest first.
 	Old []ReplicaSetState
+	// PodLabels are the labels of the current batch's pods (control.BatchPodLabelsAnnotation), if any.
+	PodLabels map[string]string
 }
 
 // Step is one write to a ReplicaSet: its spec.replicas together with its replica annotations.
@@ -45,6 +52,10 @@ type Step struct {
 	// From is spec.replicas before the step and To after it; equal when only the annotations change.
 	From int32
 	To   int32
+	// Relabel marks a write that also sets the batch labels stamped on the pod template to Labels (none
+	// when empty).
+	Relabel bool
+	Labels  map[string]string
 }
 
 // Plan is what one reconcile writes.
@@ -54,7 +65,8 @@ type Plan struct {
 	// active and would grow twice shrinks the old ones first and grows once. Every prefix keeps the surge
 	// and availability limits (but see firstPodSurge), and an inactive new ReplicaSet grows before an old
 	// one shrinks whenever the room allows, so kube-controller-manager never sees a lone active ReplicaSet
-	// below the replicas: its sync of a paused Deployment would scale that one back up.
+	// below the replicas: its sync of a paused Deployment would scale that one back up. The new
+	// ReplicaSet's batch labels change with its writes (see stamp).
 	Steps []Step
 	// DesiredReplicas and MaxReplicas are the replica annotations every step writes. While the
 	// Deployment is paused with strategy Recreate, kube-controller-manager counts no surge, so both are

@@ -1,5 +1,7 @@
 package deployment
 
+import "maps"
+
 // steps turns the sizes after each phase of the plan into writes, in the order Plan.Steps documents.
 // A new ReplicaSet that does not exist yet is always created, first, with the size of the first phase.
 func steps(in Input, replicas int32, start, grown, shrunk, final sizes) []Step {
@@ -23,7 +25,42 @@ func steps(in Input, replicas int32, start, grown, shrunk, final sizes) []Step {
 		scaleNew(shrunk.new, final.new)
 	}
 	out = append(out, oldSteps(in, shrunk, final)...)
-	return append(out, annotationSteps(in, replicas, out, final)...)
+	out = append(out, annotationSteps(in, replicas, out, final)...)
+	return stamp(in, out, final.new)
+}
+
+// stamp sets the batch labels of the new ReplicaSet's writes. Each write that grows it stamps the batch's pod
+// labels on its template, so that the pods it creates carry them and the release need not patch each one.
+// Once it has created every pod and this plan does not grow it, the stamps go: kube-controller-manager,
+// which compares templates but for the hash label, would otherwise take it for another revision when the
+// Deployment resumes. A new ReplicaSet is stamped only while it grows, which also keeps kube-controller-
+// manager's status of the paused Deployment from counting its pods as out of date for longer than that.
+func stamp(in Input, out []Step, finalNew int32) []Step {
+	var stamped map[string]string
+	if in.New != nil {
+		stamped = in.New.Stamped
+	}
+	grows := false
+	for i := range out {
+		s := &out[i]
+		if !s.New || s.To <= s.From {
+			continue
+		}
+		grows = true
+		if !maps.Equal(stamped, in.PodLabels) {
+			s.Relabel, s.Labels, stamped = true, in.PodLabels, in.PodLabels
+		}
+	}
+	if grows || len(stamped) == 0 || !in.New.Settled {
+		return out
+	}
+	for i := range out {
+		if out[i].New {
+			out[i].Relabel = true
+			return out
+		}
+	}
+	return append(out, Step{Name: in.New.Name, New: true, From: finalNew, To: finalNew, Relabel: true})
 }
 
 func newName(in Input) string {

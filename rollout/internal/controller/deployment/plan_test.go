@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/control"
 )
 
 // rs is a ReplicaSet with every pod ready and available and annotations for the given replicas.
@@ -403,5 +404,72 @@ func (s *simulation) checkDone(plan Plan, newPodsBecomeAvailable bool) {
 	target := plan.Status.ExpectedUpdatedReplicas
 	if s.new == nil || s.new.Replicas != target || old != s.replicas-target {
 		s.t.Fatalf("settled at new %+v, old %d; want %d new and %d old", s.new, old, target, s.replicas-target)
+	}
+}
+
+func TestComputeStamps(t *testing.T) {
+	b1, b2 := control.BatchPodLabels("v2", 0), control.BatchPodLabels("v2", 1)
+	stamped := func(s ReplicaSetState, labels map[string]string, settled bool) *ReplicaSetState {
+		s.Stamped, s.Settled = labels, settled
+		return &s
+	}
+	relabel := func(s Step, labels map[string]string) Step {
+		s.Relabel, s.Labels = true, labels
+		return s
+	}
+	old := func(n int32) []ReplicaSetState { return []ReplicaSetState{rs("v1", n, 10)} }
+	tests := []struct {
+		name string
+		in   Input
+		want []Step
+	}{{
+		name: "the new set is created stamped",
+		in:   Input{Replicas: 10, Strategy: strategy(intstr.FromInt32(1)), Old: old(10), PodLabels: b1},
+		want: []Step{relabel(create(1), b1), up("v1", 10, 9)},
+	}, {
+		name: "growing again with the same labels writes no stamps",
+		in: Input{Replicas: 10, Strategy: strategy(intstr.FromInt32(3)), Old: old(9), PodLabels: b1,
+			New: stamped(rs("v2", 1, 10), b1, false)},
+		want: []Step{upNew("v2", 1, 3), up("v1", 9, 7)},
+	}, {
+		name: "the next batch restamps as it grows",
+		in: Input{Replicas: 10, Strategy: strategy(intstr.FromInt32(3)), Old: old(9), PodLabels: b2,
+			New: stamped(rs("v2", 1, 10), b1, true)},
+		want: []Step{relabel(upNew("v2", 1, 3), b2), up("v1", 9, 7)},
+	}, {
+		name: "an unstamped set is stamped as it grows",
+		in: Input{Replicas: 10, Strategy: strategy(intstr.FromInt32(3)), Old: old(9), PodLabels: b2,
+			New: ptr.To(rs("v2", 1, 10))},
+		want: []Step{relabel(upNew("v2", 1, 3), b2), up("v1", 9, 7)},
+	}, {
+		name: "stamps stay while pods are still to be created",
+		in: Input{Replicas: 10, Strategy: strategy(intstr.FromInt32(3)), Old: old(7), PodLabels: b2,
+			New: stamped(rs("v2", 3, 10), b2, false)},
+	}, {
+		name: "stamps go once every pod exists",
+		in: Input{Replicas: 10, Strategy: strategy(intstr.FromInt32(3)), Old: old(7), PodLabels: b2,
+			New: stamped(rs("v2", 3, 10), b2, true)},
+		want: []Step{relabel(upNew("v2", 3, 3), nil)},
+	}, {
+		name: "stamps go with the set's annotation write",
+		in: Input{Replicas: 10, Strategy: strategy(intstr.FromInt32(3)), Old: old(7), PodLabels: b2,
+			New: stamped(rs("v2", 3, 5), b2, true)},
+		want: []Step{relabel(upNew("v2", 3, 3), nil)},
+	}, {
+		name: "without pod labels a growing set loses its stamps",
+		in: Input{Replicas: 10, Strategy: strategy(intstr.FromInt32(3)), Old: old(9),
+			New: stamped(rs("v2", 1, 10), b1, false)},
+		want: []Step{relabel(upNew("v2", 1, 3), nil), up("v1", 9, 7)},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Compute(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got.Steps); diff != "" {
+				t.Errorf("steps (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

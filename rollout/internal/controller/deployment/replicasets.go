@@ -44,9 +44,12 @@ func deploymentReplicas(d *appsv1.Deployment) int32 {
 // first).
 func planInput(d *appsv1.Deployment, s rolloutsv1beta1.DeploymentStrategy, newRS *appsv1.ReplicaSet,
 	old []*appsv1.ReplicaSet) Input {
-	in := Input{Replicas: deploymentReplicas(d), Strategy: s, Old: make([]ReplicaSetState, 0, len(old))}
+	in := Input{Replicas: deploymentReplicas(d), Strategy: s, Old: make([]ReplicaSetState, 0, len(old)),
+		PodLabels: control.BatchPodLabelsFrom(d.Annotations)}
 	if newRS != nil {
 		state := replicaSetState(newRS)
+		state.Stamped = control.StampedBatchLabels(&newRS.Spec.Template, &d.Spec.Template)
+		state.Settled = newRS.Status.ObservedGeneration >= newRS.Generation && newRS.Status.Replicas == state.Replicas
 		in.New = &state
 	}
 	for _, rs := range old {
@@ -82,11 +85,18 @@ func int32Annotation(annotations map[string]string, key string) *int32 {
 
 // newReplicaSet is the new ReplicaSet of d as kube-controller-manager would create it: named after the
 // pod-template-hash, selecting on it, controlled by d, with d's annotations (but the ones it skips),
-// the next revision and the replica annotations of the plan.
-func newReplicaSet(d *appsv1.Deployment, old []*appsv1.ReplicaSet, replicas int32, p Plan) *appsv1.ReplicaSet {
+// the next revision and the replica annotations of the plan. The step's batch labels are stamped on its
+// pod template only.
+func newReplicaSet(d *appsv1.Deployment, old []*appsv1.ReplicaSet, step Step, p Plan) *appsv1.ReplicaSet {
 	hash := control.ComputeHash(&d.Spec.Template, d.Status.CollisionCount)
 	template := d.Spec.Template.DeepCopy()
 	template.Labels = withLabel(template.Labels, rolloutsv1beta1.PodTemplateHashLabelKey, hash)
+	labels := template.Labels
+	if step.Relabel && len(step.Labels) > 0 {
+		template.Labels = maps.Clone(labels)
+		maps.Copy(template.Labels, step.Labels)
+	}
+	replicas := step.To
 	selector := d.Spec.Selector.DeepCopy()
 	if selector == nil {
 		selector = &metav1.LabelSelector{}
@@ -96,7 +106,7 @@ func newReplicaSet(d *appsv1.Deployment, old []*appsv1.ReplicaSet, replicas int3
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            replicaSetName(d.Name, hash),
 			Namespace:       d.Namespace,
-			Labels:          template.Labels,
+			Labels:          labels,
 			Annotations:     newReplicaSetAnnotations(d, old, p),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(d, appsv1.SchemeGroupVersion.WithKind("Deployment"))},
 		},

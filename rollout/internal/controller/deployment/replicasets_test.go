@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
 )
 
@@ -25,7 +26,7 @@ func TestNewReplicaSet(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{revisionAnnotation: "4"}}},
 		{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{revisionAnnotation: "x"}}},
 	}
-	rs := newReplicaSet(d, old, 1, Plan{DesiredReplicas: 10, MaxReplicas: 10})
+	rs := newReplicaSet(d, old, Step{To: 1}, Plan{DesiredReplicas: 10, MaxReplicas: 10})
 	hash := control.ComputeHash(&d.Spec.Template, d.Status.CollisionCount)
 	wantAnnotations := map[string]string{"team": "a", revisionAnnotation: "5",
 		desiredReplicasAnnotation: "10", maxReplicasAnnotation: "10"}
@@ -44,6 +45,23 @@ func TestNewReplicaSet(t *testing.T) {
 	case *rs.Spec.Replicas != 1 || rs.Spec.MinReadySeconds != 5 || !control.EqualIgnoreHash(&rs.Spec.Template, &d.Spec.Template):
 		t.Errorf("spec %+v", rs.Spec)
 	case d.Spec.Template.Labels["pod-template-hash"] != "" || d.Spec.Selector.MatchLabels["pod-template-hash"] != "":
+		t.Errorf("the Deployment was changed")
+	}
+}
+
+func TestNewReplicaSetStamped(t *testing.T) {
+	d := demoDeployment("ns", "web", 10)
+	labels := control.BatchPodLabels("v2", 0)
+	rs := newReplicaSet(d, nil, Step{To: 2, Relabel: true, Labels: labels}, Plan{})
+	for k, v := range labels {
+		if rs.Spec.Template.Labels[k] != v || rs.Labels[k] != "" {
+			t.Errorf("label %s: template %q, ReplicaSet %q; want %q on the template only", k, rs.Spec.Template.Labels[k], rs.Labels[k], v)
+		}
+	}
+	if control.EqualIgnoreHash(&rs.Spec.Template, &d.Spec.Template) || !control.EqualIgnoreHashAndBatch(&rs.Spec.Template, &d.Spec.Template) {
+		t.Errorf("the stamped template must differ from the Deployment's but for the batch labels: %v", rs.Spec.Template.Labels)
+	}
+	if d.Spec.Template.Labels[rolloutsv1beta1.RolloutIDLabel] != "" {
 		t.Errorf("the Deployment was changed")
 	}
 }

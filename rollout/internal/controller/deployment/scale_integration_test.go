@@ -1,6 +1,8 @@
 package deployment
 
 import (
+	"maps"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -9,24 +11,15 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-dev/flotilla/rollout/control"
 	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 // A scale planned from a ReplicaSet read before someone else's write goes through when that write left the
 // size alone (kube-controller-manager's status writes, with every pod), and is dropped when it resized it.
 func TestScaleTestsTheSizeNotTheVersion(t *testing.T) {
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
-	c := managertest.DirectClient(t, clusterConfig, managertest.Scheme(t, clientgoscheme.AddToScheme))
-	ns := newNamespace(t, c, "scale-guard")
-	d := demoDeployment(ns, "web", 4)
-	d.Spec.Paused = true
-	if err := c.Create(t.Context(), d); err != nil {
-		t.Fatal(err)
-	}
+	c, d, r := scaleFixture(t, "scale-guard")
 	plan := Plan{DesiredReplicas: 4, MaxReplicas: 5}
-	r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10)}
 	for _, tc := range []struct {
 		name      string
 		other     func(rs *appsv1.ReplicaSet)
@@ -37,7 +30,7 @@ func TestScaleTestsTheSizeNotTheVersion(t *testing.T) {
 		{name: "resized meanwhile", other: func(rs *appsv1.ReplicaSet) { rs.Spec.Replicas = ptr.To[int32](2) }, wantSize: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rs := newReplicaSet(d, nil, 1, plan)
+			rs := newReplicaSet(d, nil, Step{To: 1}, plan)
 			rs.Name += "-" + map[bool]string{true: "a", false: "b"}[tc.wantWrite]
 			if err := c.Create(t.Context(), rs); err != nil {
 				t.Fatal(err)
@@ -66,4 +59,69 @@ func TestScaleTestsTheSizeNotTheVersion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A scale stamps the step's batch labels on the pod template, or removes them, and is dropped when the
+// stamps it read changed meanwhile.
+func TestScaleStampsBatchLabels(t *testing.T) {
+	c, d, r := scaleFixture(t, "scale-stamp")
+	plan := Plan{DesiredReplicas: 4, MaxReplicas: 4}
+	batch1, batch2 := control.BatchPodLabels("v2", 0), control.BatchPodLabels("v2", 1)
+	for _, tc := range []struct {
+		name      string
+		created   map[string]string // stamped at creation
+		other     map[string]string // stamped by someone else after the read; nil: no write
+		step      Step
+		wantWrite bool
+		want      map[string]string // stamped afterwards
+	}{
+		{name: "stamped while growing", step: Step{From: 1, To: 3, Relabel: true, Labels: batch1}, wantWrite: true, want: batch1},
+		{name: "restamped for the next batch", created: batch1, step: Step{From: 1, To: 3, Relabel: true, Labels: batch2},
+			wantWrite: true, want: batch2},
+		{name: "stamps removed", created: batch2, step: Step{From: 1, To: 1, Relabel: true}, wantWrite: true},
+		{name: "stamps changed meanwhile", created: batch1, other: batch2, step: Step{From: 1, To: 1, Relabel: true}, want: batch2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := newReplicaSet(d, nil, Step{To: 1, Relabel: true, Labels: tc.created}, plan)
+			rs.Name += "-" + strings.ReplaceAll(tc.name, " ", "-")
+			if err := c.Create(t.Context(), rs); err != nil {
+				t.Fatal(err)
+			}
+			read := rs.DeepCopy()
+			if tc.other != nil {
+				maps.Copy(rs.Spec.Template.Labels, tc.other)
+				if err := c.Update(t.Context(), rs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tc.step.Name, tc.step.New = rs.Name, true
+			written, err := r.scale(t.Context(), d, read, tc.step, plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := &appsv1.ReplicaSet{}
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(rs), got); err != nil {
+				t.Fatal(err)
+			}
+			stamped := control.StampedBatchLabels(&got.Spec.Template, &d.Spec.Template)
+			if (written != nil) != tc.wantWrite || !maps.Equal(stamped, tc.want) {
+				t.Errorf("written %v, stamped %v; want a write %v, stamped %v", written != nil, stamped, tc.wantWrite, tc.want)
+			}
+		})
+	}
+}
+
+// scaleFixture is a paused Deployment of 4 replicas in a new namespace, and a Reconciler writing directly.
+func scaleFixture(t *testing.T, namespace string) (client.Client, *appsv1.Deployment, *Reconciler) {
+	t.Helper()
+	if clusterConfig == nil {
+		t.Skip("no control plane in -short mode")
+	}
+	c := managertest.DirectClient(t, clusterConfig, managertest.Scheme(t, clientgoscheme.AddToScheme))
+	d := demoDeployment(newNamespace(t, c, namespace), "web", 4)
+	d.Spec.Paused = true
+	if err := c.Create(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	return c, d, &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10)}
 }
