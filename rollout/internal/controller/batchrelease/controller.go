@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -46,6 +45,8 @@ type Reconciler struct {
 	// Metrics, when set, counts batches that became ready.
 	Metrics *metrics.Engine
 
+	// pods reads the update revision's pods; the client when unset.
+	pods podReader
 	sent sentLabels
 	// written holds the resourceVersion each status write replaced, so that a reconcile never plans from a
 	// cached BatchRelease older than its own last write (its next write would lose to a conflict).
@@ -67,9 +68,11 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rolloutsv1beta1.BatchRelease{}, workloadRefIndex, workloadRefKey); err != nil {
 		return fmt.Errorf("indexing BatchReleases by workload: %w", err)
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podRevisionIndex, podRevisions); err != nil {
-		return fmt.Errorf("indexing pods by revision: %w", err)
+	pods, err := newPodReader(mgr)
+	if err != nil {
+		return err
 	}
+	r.pods = pods
 	b := builder.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&rolloutsv1beta1.BatchRelease{}).
@@ -91,36 +94,6 @@ const workloadRefIndex = "spec.workloadRef.kindName"
 func workloadRefKey(obj client.Object) []string {
 	ref := obj.(*rolloutsv1beta1.BatchRelease).Spec.WorkloadRef
 	return []string{ref.Kind + "/" + ref.Name}
-}
-
-// podRevisionIndex indexes pods by their revision labels ("pod-template-hash=<hash>" and
-// "controller-revision-hash=<name>"), so that a release reads the pods of its update revision without
-// matching its selector against every pod of the namespace on each reconcile.
-const podRevisionIndex = "metadata.labels.revision"
-
-var revisionLabelKeys = []string{rolloutsv1beta1.PodTemplateHashLabelKey, rolloutsv1beta1.ControllerRevisionHashLabelKey}
-
-func podRevisions(obj client.Object) []string {
-	var out []string
-	for _, key := range revisionLabelKeys {
-		if v := obj.GetLabels()[key]; v != "" {
-			out = append(out, key+"="+v)
-		}
-	}
-	return out
-}
-
-// updatedPodsOptions list the pods info.UpdatedPods selects, through podRevisionIndex when the selector
-// requires the revision label that index knows.
-func updatedPodsOptions(ns string, info *control.WorkloadInfo) []client.ListOption {
-	opts := []client.ListOption{client.InNamespace(ns), client.MatchingLabelsSelector{Selector: info.UpdatedPods}, client.UnsafeDisableDeepCopy}
-	if !slices.Contains(revisionLabelKeys, info.RevisionLabelKey) {
-		return opts
-	}
-	if v, ok := info.UpdatedPods.RequiresExactMatch(info.RevisionLabelKey); ok {
-		opts = append(opts, client.MatchingFields{podRevisionIndex: info.RevisionLabelKey + "=" + v})
-	}
-	return opts
 }
 
 // releasesOf maps a workload of kind to the BatchRelease named in its control-info annotation and to the
@@ -182,11 +155,14 @@ func (r *Reconciler) releasesOfPod(ctx context.Context, pod client.Object) []rec
 	return out
 }
 
-// podProgress passes the pod events a release acts on: a new pod (to label), a pod going away, and a change
-// of readiness. Label and status changes beside those (including the labels this controller writes) do not
-// wake a release.
+// podProgress passes the pod events a release acts on: a new pod (to label, unless it was created with a
+// rollout-id; a pod the cache lists Ready at start counts too), a pod going away, and a change of readiness.
+// Label and status changes beside those (including the labels this controller writes) do not wake a release.
 var podProgress = predicate.Funcs{
-	CreateFunc:  func(event.CreateEvent) bool { return true },
+	CreateFunc: func(e event.CreateEvent) bool {
+		pod, ok := e.Object.(*corev1.Pod)
+		return !ok || pod.Labels[rolloutsv1beta1.RolloutIDLabel] == "" || podcondition.IsReady(pod)
+	},
 	DeleteFunc:  func(event.DeleteEvent) bool { return true },
 	GenericFunc: func(event.GenericEvent) bool { return false },
 	UpdateFunc: func(e event.UpdateEvent) bool {
@@ -234,6 +210,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
+func (r *Reconciler) podReader() podReader {
+	if r.pods == nil {
+		return listedPods{r.Client}
+	}
+	return r.pods
+}
+
 func (r *Reconciler) target(br *rolloutsv1beta1.BatchRelease) control.Target {
 	return control.Target{
 		Namespace: br.Namespace,
@@ -273,18 +256,17 @@ func (r *Reconciler) view(ctx context.Context, br *rolloutsv1beta1.BatchRelease,
 	if br.Status.Phase != rolloutsv1beta1.RolloutPhaseProgressing || info.UpdatedPods == nil || (id == "" && !info.PodsRecreated) {
 		return v, nil
 	}
-	// Read-only, and up to every pod of the workload on each reconcile: no copies.
-	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, updatedPodsOptions(br.Namespace, info)...); err != nil {
-		return nil, fmt.Errorf("listing updated pods: %w", err)
+	pods, err := r.podReader().updatedPods(ctx, br.Namespace, info)
+	if err != nil {
+		return nil, err
 	}
 	if info.PodsRecreated {
-		countPods(v, pods.Items)
+		countPods(v, pods)
 	}
 	if id == "" {
 		return v, nil
 	}
-	labelled, err := r.labelBatchPods(ctx, br, info, pods.Items)
+	labelled, err := r.labelBatchPods(ctx, br, info, pods)
 	v.Labelled = labelled
 	return v, err
 }
@@ -292,14 +274,14 @@ func (r *Reconciler) view(ctx context.Context, br *rolloutsv1beta1.BatchRelease,
 // countPods raises the workload's counts to what the pod cache shows: a new pod's Ready event reaches the
 // BatchRelease before the workload's controller has counted it, which would otherwise delay every batch by
 // that controller's status write.
-func countPods(v *plan.WorkloadView, pods []corev1.Pod) {
+func countPods(v *plan.WorkloadView, pods []*corev1.Pod) {
 	var live, ready int32
-	for i := range pods {
-		if !pods[i].DeletionTimestamp.IsZero() {
+	for _, pod := range pods {
+		if !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
 		live++
-		if podcondition.IsReady(&pods[i]) {
+		if podcondition.IsReady(pod) {
 			ready++
 		}
 	}

@@ -43,12 +43,12 @@ func TestCounterWritesHoldOnlyCounterChanges(t *testing.T) {
 }
 
 func TestCountPodsRaisesTheWorkloadsCounts(t *testing.T) {
-	readyPod := func(uid string, ready corev1.ConditionStatus, deleting bool) corev1.Pod {
+	readyPod := func(uid string, ready corev1.ConditionStatus, deleting bool) *corev1.Pod {
 		p := pod(uid, "", deleting)
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}
 		return p
 	}
-	pods := []corev1.Pod{readyPod("a", corev1.ConditionTrue, false), readyPod("b", corev1.ConditionTrue, false),
+	pods := []*corev1.Pod{readyPod("a", corev1.ConditionTrue, false), readyPod("b", corev1.ConditionTrue, false),
 		readyPod("c", corev1.ConditionFalse, false), readyPod("d", corev1.ConditionTrue, true)}
 	v := &plan.WorkloadView{Updated: 2, UpdatedReady: 1}
 	countPods(v, pods)

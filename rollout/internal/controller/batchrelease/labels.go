@@ -20,7 +20,7 @@ import (
 // labelBatchPods marks updated pods that do not carry the release's rollout-id yet with it and the current
 // (1-based) batch, up to the batch's target, and returns how many updated pods carry it afterwards. Pods a
 // workload created with the batch's labels (control.Batch.PodLabels) need no patch.
-func (r *Reconciler) labelBatchPods(ctx context.Context, br *rolloutsv1beta1.BatchRelease, info *control.WorkloadInfo, pods []corev1.Pod) (int32, error) {
+func (r *Reconciler) labelBatchPods(ctx context.Context, br *rolloutsv1beta1.BatchRelease, info *control.WorkloadInfo, pods []*corev1.Pod) (int32, error) {
 	id := br.Spec.ReleasePlan.RolloutID
 	target := plan.RollbackTarget(br.Spec.ReleasePlan, br.Status.CanaryStatus.CurrentBatch, info.Replicas,
 		br.Status.CanaryStatus.NoNeedUpdateReplicas)
@@ -68,7 +68,7 @@ func (s *sentLabels) record(uid types.UID, id string, now time.Time) {
 }
 
 // split returns the live pods that still need the rollout-id and how many carry it (or were just sent it).
-func (s *sentLabels) split(pods []corev1.Pod, id string, now time.Time) ([]*corev1.Pod, int32) {
+func (s *sentLabels) split(pods []*corev1.Pod, id string, now time.Time) ([]*corev1.Pod, int32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for uid, l := range s.sent {
@@ -78,8 +78,7 @@ func (s *sentLabels) split(pods []corev1.Pod, id string, now time.Time) ([]*core
 	}
 	var unlabelled []*corev1.Pod
 	var labelled int32
-	for i := range pods {
-		p := &pods[i]
+	for _, p := range pods {
 		switch {
 		case !p.DeletionTimestamp.IsZero():
 		case p.Labels[rolloutsv1beta1.RolloutIDLabel] == id || s.sent[p.UID].id == id:

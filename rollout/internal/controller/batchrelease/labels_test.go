@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-func pod(uid, id string, deleting bool) corev1.Pod {
-	p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: uid, UID: types.UID(uid), Labels: map[string]string{}}}
+func pod(uid, id string, deleting bool) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: uid, UID: types.UID(uid), Labels: map[string]string{}}}
 	if id != "" {
 		p.Labels["rollouts.kruise.io/rollout-id"] = id
 	}
@@ -24,7 +24,7 @@ func pod(uid, id string, deleting bool) corev1.Pod {
 func TestSentLabelsStandInForALaggingCache(t *testing.T) {
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	var s sentLabels
-	pods := []corev1.Pod{pod("a", "r1", false), pod("b", "", false), pod("c", "", false), pod("d", "", true), pod("e", "r0", false)}
+	pods := []*corev1.Pod{pod("a", "r1", false), pod("b", "", false), pod("c", "", false), pod("d", "", true), pod("e", "r0", false)}
 	todo, labelled := s.split(pods, "r1", now)
 	if labelled != 1 || len(todo) != 3 {
 		t.Fatalf("before any patch: labelled=%d todo=%d, want 1 and 3 (b, c and the old release's e)", labelled, len(todo))

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -17,57 +18,76 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/control"
 )
 
-// The indexed list returns exactly the pods the selector alone selects.
-func TestUpdatedPodsThroughTheRevisionIndex(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+// Both readers return exactly the pods the selector alone selects in the namespace; the indexed one goes
+// through the revision index when the selector requires a revision label it knows.
+func TestUpdatedPods(t *testing.T) {
 	pod := func(ns, name string, l map[string]string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: l}}
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&corev1.Pod{}, podRevisionIndex, podRevisions).WithObjects(
+	pods := []*corev1.Pod{
 		pod("ns", "web-new", map[string]string{"app": "web", "pod-template-hash": "new"}),
 		pod("ns", "web-old", map[string]string{"app": "web", "pod-template-hash": "old"}),
 		pod("ns", "api-new", map[string]string{"app": "api", "pod-template-hash": "new"}),
 		pod("ns", "sts-new", map[string]string{"app": "web", "controller-revision-hash": "web-new"}),
 		pod("other", "web-new", map[string]string{"app": "web", "pod-template-hash": "new"}),
-	).Build()
+	}
+	readers := map[string]podReader{"indexed": indexedReader(t, pods), "listed": listedReader(t, pods)}
 	tests := []struct {
 		name     string
 		selector string
 		key      string
-		indexed  bool
 		want     []string
 	}{
-		{"a Deployment's update revision", "app=web,pod-template-hash=new", rolloutsv1beta1.PodTemplateHashLabelKey, true, []string{"web-new"}},
-		{"a StatefulSet's update revision", "app=web,controller-revision-hash=web-new", rolloutsv1beta1.ControllerRevisionHashLabelKey, true, []string{"sts-new"}},
-		{"a selector without the revision", "app=web", rolloutsv1beta1.PodTemplateHashLabelKey, false, []string{"sts-new", "web-new", "web-old"}},
-		{"a revision key the index does not know", "app=web,pod-template-hash=new", "example.com/revision", false, []string{"web-new"}},
+		{"a Deployment's update revision", "app=web,pod-template-hash=new", rolloutsv1beta1.PodTemplateHashLabelKey, []string{"web-new"}},
+		{"a StatefulSet's update revision", "app=web,controller-revision-hash=web-new", rolloutsv1beta1.ControllerRevisionHashLabelKey, []string{"sts-new"}},
+		{"a selector without the revision", "app=web", rolloutsv1beta1.PodTemplateHashLabelKey, []string{"sts-new", "web-new", "web-old"}},
+		{"a revision key the index does not know", "app=web,pod-template-hash=new", "example.com/revision", []string{"web-new"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			sel, err := labels.Parse(tt.selector)
-			if err != nil {
-				t.Fatal(err)
-			}
-			opts := updatedPodsOptions("ns", &control.WorkloadInfo{UpdatedPods: sel, RevisionLabelKey: tt.key})
-			indexed := slices.ContainsFunc(opts, func(o client.ListOption) bool { _, ok := o.(client.MatchingFields); return ok })
-			if indexed != tt.indexed {
-				t.Errorf("indexed = %v, want %v", indexed, tt.indexed)
-			}
-			list := &corev1.PodList{}
-			if err := c.List(context.Background(), list, opts...); err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, p := range list.Items {
-				got = append(got, p.Name)
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("listed %v, want %v", got, tt.want)
-			}
-		})
+		sel, err := labels.Parse(tt.selector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, reader := range readers {
+			t.Run(tt.name+" "+name, func(t *testing.T) {
+				got, err := reader.updatedPods(context.Background(), "ns", &control.WorkloadInfo{UpdatedPods: sel, RevisionLabelKey: tt.key})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, p := range got {
+					names = append(names, p.Name)
+				}
+				slices.Sort(names)
+				if !slices.Equal(names, tt.want) {
+					t.Errorf("read %v, want %v", names, tt.want)
+				}
+			})
+		}
 	}
+}
+
+// indexedReader is an informer's indexer as the manager's pod informer has it: by namespace and by revision.
+func indexedReader(t *testing.T, pods []*corev1.Pod) podReader {
+	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{
+		toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc, podRevisionIndex: podRevisionKeys,
+	})
+	for _, p := range pods {
+		if err := indexer.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return indexedPods{indexer}
+}
+
+func listedReader(t *testing.T, pods []*corev1.Pod) podReader {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	objs := make([]client.Object, len(pods))
+	for i, p := range pods {
+		objs[i] = p.DeepCopy()
+	}
+	return listedPods{fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()}
 }
