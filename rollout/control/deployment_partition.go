@@ -125,8 +125,8 @@ func (p *deploymentPartition) Finalize(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if p.target.Plan.BatchPartition == nil && partitionReleasedBy(d, p.target.Owner) {
-		if err := p.unstamp(ctx, d, sets); err != nil {
+	if partitionReleasedBy(d, p.target.Owner) {
+		if err := p.unstamp(ctx, d, sets, p.target.Plan.BatchPartition == nil); err != nil {
 			return false, err
 		}
 	}
@@ -137,12 +137,13 @@ func (p *deploymentPartition) Finalize(ctx context.Context) (bool, error) {
 	return partitionFinalizeDone(want, p.target) || partitionRolledOut(d, sets), nil
 }
 
-// unstamp makes sure kube-controller-manager sees no batch labels on d's ReplicaSets before d resumes: it
-// takes a stamped template for another Deployment revision, and would bump d's collision count and roll every
-// pod to a ReplicaSet of its own. So stamped labels are removed first (the release's pod labels with them, so
-// the Advanced Deployment controller stamps no more), and d resumes only once every ReplicaSet's controller,
-// which shares kube-controller-manager's cache, has observed its latest spec; ErrNotObserved until then.
-func (p *deploymentPartition) unstamp(ctx context.Context, d *appsv1.Deployment, sets []appsv1.ReplicaSet) error {
+// unstamp makes sure kube-controller-manager sees no batch labels on d's ReplicaSets when d resumes: it takes
+// a stamped template for another Deployment revision, and would bump d's collision count and roll every pod to
+// a ReplicaSet of its own. So stamped labels are removed first (the release's pod labels with them, so the
+// Advanced Deployment controller stamps no more). When resuming, d resumes only once every ReplicaSet's
+// controller, which shares kube-controller-manager's cache, has observed its latest spec (ErrNotObserved until
+// then); a release that leaves d paused removes the stamps all the same, for whoever resumes it later.
+func (p *deploymentPartition) unstamp(ctx context.Context, d *appsv1.Deployment, sets []appsv1.ReplicaSet, resuming bool) error {
 	observed := true
 	for i := range sets {
 		rs := &sets[i]
@@ -159,15 +160,17 @@ func (p *deploymentPartition) unstamp(ctx context.Context, d *appsv1.Deployment,
 			return fmt.Errorf("removing the batch labels of replica set %s/%s: %w", rs.Namespace, rs.Name, err)
 		}
 	}
-	if !observed {
+	if resuming && !observed {
 		return fmt.Errorf("deployment %s/%s: replica sets not observed without batch labels: %w", d.Namespace, d.Name, ErrNotObserved)
 	}
 	return nil
 }
 
-// dropPodLabels removes the BatchPodLabelsAnnotation of d, if any, while the release controls d.
+// dropPodLabels removes the BatchPodLabelsAnnotation of d, if any, while a release controls d.
 func (p *deploymentPartition) dropPodLabels(ctx context.Context, d *appsv1.Deployment) error {
-	if _, ok := d.Annotations[BatchPodLabelsAnnotation]; !ok {
+	_, labels := d.Annotations[BatchPodLabelsAnnotation]
+	if _, controlled := d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation]; !labels || !controlled {
+		// Without control-info no Advanced Deployment controller reads them, and the release's patch drops them.
 		return nil
 	}
 	ops := []map[string]any{

@@ -131,7 +131,8 @@ func TestDeploymentPartitionFinalizeUnstamps(t *testing.T) {
 	needCluster(t)
 	t.Parallel()
 	c := directClient(t)
-	ctl, d, rs := stampedRelease(t, c)
+	target, d, rs := stampedRelease(t, c)
+	ctl := control.NewDeploymentPartition(c, target)
 
 	if _, err := ctl.Finalize(t.Context()); !errors.Is(err, control.ErrNotObserved) {
 		t.Fatalf("Finalize with a stamped ReplicaSet: %v, want ErrNotObserved", err)
@@ -166,13 +167,14 @@ func TestDeploymentPartitionFinalizeUnstamps(t *testing.T) {
 
 // stampedRelease is a Deployment under a partition-style release of a new template whose new ReplicaSet the
 // Advanced Deployment controller created stamped with the first batch's pod labels.
-func stampedRelease(t *testing.T, c client.Client) (control.WorkloadControl, *appsv1.Deployment, *appsv1.ReplicaSet) {
+func stampedRelease(t *testing.T, c client.Client) (control.Target, *appsv1.Deployment, *appsv1.ReplicaSet) {
 	t.Helper()
 	d := blueGreenDeployment(newNamespace(t, c))
 	if err := c.Create(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
-	ctl := control.NewDeploymentPartition(c, partitionTarget(d.Namespace, d.Name))
+	target := partitionTarget(d.Namespace, d.Name)
+	ctl := control.NewDeploymentPartition(c, target)
 	labels := control.BatchPodLabels("v2", 0)
 	for _, step := range []func() error{
 		func() error { return ctl.Initialize(t.Context()) },
@@ -193,7 +195,29 @@ func stampedRelease(t *testing.T, c client.Client) (control.WorkloadControl, *ap
 	if err := c.Create(t.Context(), rs); err != nil {
 		t.Fatal(err)
 	}
-	return ctl, d, rs
+	return target, d, rs
+}
+
+// A release that leaves its Deployment paused (handed over, or deleted with KeepWorkloadPausedOnRolloutDeletion)
+// removes the stamps too, without waiting: whoever resumes the Deployment later must find its templates clean.
+func TestDeploymentPartitionFinalizePausedUnstamps(t *testing.T) {
+	needCluster(t)
+	t.Parallel()
+	c := directClient(t)
+	target, d, rs := stampedRelease(t, c)
+	target.Plan.BatchPartition = ptr.To[int32](0)
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		_, err := control.NewDeploymentPartition(c, target).Finalize(t.Context())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	read(t, c, d, rs)
+	if stamped := control.StampedBatchLabels(&rs.Spec.Template, &d.Spec.Template); stamped != nil || !d.Spec.Paused ||
+		d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation] != "" {
+		t.Errorf("stamps %v, paused %v, control-info %q; want no stamps, paused, released",
+			stamped, d.Spec.Paused, d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation])
+	}
 }
 
 // read refreshes each object from the apiserver.
