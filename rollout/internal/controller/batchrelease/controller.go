@@ -30,6 +30,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/reconcileutil"
 	"github.com/flotilla-dev/flotilla/rollout/internal/metrics"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
 	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
@@ -46,7 +47,7 @@ type Reconciler struct {
 	Metrics *metrics.Engine
 
 	// pods reads the update revision's pods; the client when unset.
-	pods podReader
+	pods *cacheindex.Pods
 	sent sentLabels
 	// written holds the resourceVersion each status write replaced, so that a reconcile never plans from a
 	// cached BatchRelease older than its own last write (its next write would lose to a conflict).
@@ -68,7 +69,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rolloutsv1beta1.BatchRelease{}, workloadRefIndex, workloadRefKey); err != nil {
 		return fmt.Errorf("indexing BatchReleases by workload: %w", err)
 	}
-	pods, err := newPodReader(mgr)
+	pods, err := cacheindex.IndexPods(mgr, podRevisionIndex, podRevisions)
 	if err != nil {
 		return err
 	}
@@ -210,9 +211,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
-func (r *Reconciler) podReader() podReader {
+func (r *Reconciler) podReader() *cacheindex.Pods {
 	if r.pods == nil {
-		return listedPods{r.Client}
+		return cacheindex.FromClient(r.Client, "")
 	}
 	return r.pods
 }
@@ -256,7 +257,7 @@ func (r *Reconciler) view(ctx context.Context, br *rolloutsv1beta1.BatchRelease,
 	if br.Status.Phase != rolloutsv1beta1.RolloutPhaseProgressing || info.UpdatedPods == nil || (id == "" && !info.PodsRecreated) {
 		return v, nil
 	}
-	pods, err := r.podReader().updatedPods(ctx, br.Namespace, info)
+	pods, err := updatedPods(ctx, r.podReader(), br.Namespace, info)
 	if err != nil {
 		return nil, err
 	}

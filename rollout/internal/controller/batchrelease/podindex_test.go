@@ -16,6 +16,7 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
 )
 
 // Both readers return exactly the pods the selector alone selects in the namespace; the indexed one goes
@@ -31,7 +32,7 @@ func TestUpdatedPods(t *testing.T) {
 		pod("ns", "sts-new", map[string]string{"app": "web", "controller-revision-hash": "web-new"}),
 		pod("other", "web-new", map[string]string{"app": "web", "pod-template-hash": "new"}),
 	}
-	readers := map[string]podReader{"indexed": indexedReader(t, pods), "listed": listedReader(t, pods)}
+	readers := map[string]*cacheindex.Pods{"indexed": indexedReader(t, pods), "listed": listedReader(t, pods)}
 	tests := []struct {
 		name     string
 		selector string
@@ -50,7 +51,7 @@ func TestUpdatedPods(t *testing.T) {
 		}
 		for name, reader := range readers {
 			t.Run(tt.name+" "+name, func(t *testing.T) {
-				got, err := reader.updatedPods(context.Background(), "ns", &control.WorkloadInfo{UpdatedPods: sel, RevisionLabelKey: tt.key})
+				got, err := updatedPods(context.Background(), reader, "ns", &control.WorkloadInfo{UpdatedPods: sel, RevisionLabelKey: tt.key})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -68,19 +69,17 @@ func TestUpdatedPods(t *testing.T) {
 }
 
 // indexedReader is an informer's indexer as the manager's pod informer has it: by namespace and by revision.
-func indexedReader(t *testing.T, pods []*corev1.Pod) podReader {
-	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{
-		toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc, podRevisionIndex: podRevisionKeys,
-	})
+func indexedReader(t *testing.T, pods []*corev1.Pod) *cacheindex.Pods {
+	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, cacheindex.Indexers(podRevisionIndex, podRevisions))
 	for _, p := range pods {
 		if err := indexer.Add(p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return indexedPods{indexer}
+	return cacheindex.FromIndexer(indexer, podRevisionIndex)
 }
 
-func listedReader(t *testing.T, pods []*corev1.Pod) podReader {
+func listedReader(t *testing.T, pods []*corev1.Pod) *cacheindex.Pods {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -89,5 +88,5 @@ func listedReader(t *testing.T, pods []*corev1.Pod) podReader {
 	for i, p := range pods {
 		objs[i] = p.DeepCopy()
 	}
-	return listedPods{fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()}
+	return cacheindex.FromClient(fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(), "")
 }

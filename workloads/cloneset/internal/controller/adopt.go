@@ -10,9 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
 )
 
 const (
@@ -24,8 +24,8 @@ const (
 )
 
 // podController is the podControllerIndex function.
-func podController(obj client.Object) []string {
-	if ref := metav1.GetControllerOf(obj); ref != nil {
+func podController(pod *corev1.Pod) []string {
+	if ref := metav1.GetControllerOf(pod); ref != nil {
 		return []string{string(ref.UID)}
 	}
 	return []string{orphanKey}
@@ -35,29 +35,37 @@ func podController(obj client.Object) []string {
 // pods its selector no longer matches are released (they keep running, no longer counted or managed), and
 // orphans it matches are adopted.
 func (r *Reconciler) claimPods(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, sel labels.Selector) ([]*corev1.Pod, error) {
-	owned, orphans := &corev1.PodList{}, &corev1.PodList{}
-	// The cache's own pods, not copies: a reconcile reads every pod of the CloneSet and writes few, and the
-	// copies were a fifth of the manager's CPU at a thousand pods. Writers copy first (patchPod and friends).
-	if err := r.Client.List(ctx, owned, client.InNamespace(cs.Namespace), client.MatchingFields{podControllerIndex: string(cs.UID)},
-		client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("list pods: %w", err)
+	// Shallow copies of the cache's pods, not deep ones: a reconcile reads every pod of the CloneSet and writes
+	// few, and deep copies were a fifth of the manager's CPU at a thousand pods. Writers copy first, and put
+	// the written pod in place of the shallow copy (patchPod and friends).
+	owned, err := r.podReader().Get(ctx, cs.Namespace, string(cs.UID), nil)
+	if err != nil {
+		return nil, err
 	}
-	if err := r.Client.List(ctx, orphans, client.InNamespace(cs.Namespace),
-		client.MatchingFields{podControllerIndex: orphanKey}, client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, fmt.Errorf("list orphan pods: %w", err)
+	orphans, err := r.podReader().Get(ctx, cs.Namespace, orphanKey, sel)
+	if err != nil {
+		return nil, err
 	}
-	kept, releaseErr := r.release(ctx, cs, sel, owned.Items)
-	adopted, adoptErr := r.adopt(ctx, cs, orphans.Items)
+	kept, releaseErr := r.release(ctx, cs, sel, cacheindex.Shallow(owned))
+	adopted, adoptErr := r.adopt(ctx, cs, cacheindex.Shallow(orphans))
 	return append(kept, adopted...), errors.Join(releaseErr, adoptErr)
+}
+
+// podReader reads pods through the pod informer's index, or through the client's field index of the same
+// name when the controller was not set up with a manager.
+func (r *Reconciler) podReader() *cacheindex.Pods {
+	if r.pods == nil {
+		return cacheindex.FromClient(r.Client, podControllerIndex)
+	}
+	return r.pods
 }
 
 // release drops the CloneSet's controller reference from the live pods its selector no longer matches, and
 // returns the pods it still controls. A CloneSet being deleted releases nothing: its pods go with it.
-func (r *Reconciler) release(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, sel labels.Selector, pods []corev1.Pod) ([]*corev1.Pod, error) {
+func (r *Reconciler) release(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, sel labels.Selector, pods []*corev1.Pod) ([]*corev1.Pod, error) {
 	kept := make([]*corev1.Pod, 0, len(pods))
 	var errs []error
-	for i := range pods {
-		p := &pods[i]
+	for _, p := range pods {
 		if sel.Matches(labels.Set(p.Labels)) || p.DeletionTimestamp != nil || cs.DeletionTimestamp != nil {
 			kept = append(kept, p)
 			continue
@@ -78,11 +86,10 @@ func (r *Reconciler) release(ctx context.Context, cs *kruiseappsv1alpha1.CloneSe
 // (and every built-in workload controller) does: a pod left behind by a deleted owner, or created by hand with
 // the CloneSet's labels, is counted and managed instead of running beside it. Pods being deleted are left
 // alone. It returns the pods it adopted.
-func (r *Reconciler) adopt(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, orphans []corev1.Pod) ([]*corev1.Pod, error) {
+func (r *Reconciler) adopt(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, orphans []*corev1.Pod) ([]*corev1.Pod, error) {
 	var adopted []*corev1.Pod
 	var errs []error
-	for i := range orphans {
-		p := &orphans[i]
+	for _, p := range orphans {
 		if metav1.GetControllerOf(p) != nil || p.DeletionTimestamp != nil || cs.DeletionTimestamp != nil {
 			continue
 		}

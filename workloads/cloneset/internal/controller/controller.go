@@ -6,7 +6,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
@@ -65,14 +65,18 @@ type Reconciler struct {
 	expectations, claimExpectations *expectations.Expectations
 	// createSlots and settleSlots bound the creates and the settling writes in flight (createWorkers).
 	createSlots, settleSlots chan struct{}
+	// pods reads pods by controller (podControllerIndex).
+	pods *cacheindex.Pods
 }
 
 // SetupWithManager registers the controller: it watches CloneSets and the pods and claims they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr)
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podControllerIndex, podController); err != nil {
-		return fmt.Errorf("indexing pods by controller: %w", err)
+	pods, err := cacheindex.IndexPods(mgr, podControllerIndex, podController)
+	if err != nil {
+		return err
 	}
+	r.pods = pods
 	workers := r.Workers
 	if workers <= 0 {
 		workers = 3
