@@ -139,8 +139,8 @@ func (p *deploymentPartition) Finalize(ctx context.Context) (bool, error) {
 
 // unstamp makes sure kube-controller-manager sees no batch labels on d's ReplicaSets when d resumes: it takes
 // a stamped template for another Deployment revision, and would bump d's collision count and roll every pod to
-// a ReplicaSet of its own. So stamped labels are removed first (the release's pod labels with them, so the
-// Advanced Deployment controller stamps no more). When resuming, d resumes only once every ReplicaSet's
+// a ReplicaSet of its own. So stamped labels are removed first (when resuming, the release's pod labels with
+// them, so the Advanced Deployment controller stamps no more). When resuming, d resumes only once every ReplicaSet's
 // controller, which shares kube-controller-manager's cache, has observed its latest spec (ErrNotObserved until
 // then); a release that leaves d paused removes the stamps all the same, for whoever resumes it later.
 func (p *deploymentPartition) unstamp(ctx context.Context, d *appsv1.Deployment, sets []appsv1.ReplicaSet, resuming bool) error {
@@ -153,7 +153,9 @@ func (p *deploymentPartition) unstamp(ctx context.Context, d *appsv1.Deployment,
 			continue
 		}
 		observed = false
-		if err := p.dropPodLabels(ctx, d); err != nil {
+		// Left paused, the release's own patch drops its pod labels with control-info, after which no
+		// Advanced Deployment controller stamps d; a write to d here would only make that patch conflict.
+		if err := p.dropPodLabelsIf(ctx, d, resuming); err != nil {
 			return err
 		}
 		if err := patchJSON(ctx, p.client, appsv1.Resource("replicasets"), rs, StampOps(stamped, nil)); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
@@ -166,10 +168,10 @@ func (p *deploymentPartition) unstamp(ctx context.Context, d *appsv1.Deployment,
 	return nil
 }
 
-// dropPodLabels removes the BatchPodLabelsAnnotation of d, if any, while a release controls d.
-func (p *deploymentPartition) dropPodLabels(ctx context.Context, d *appsv1.Deployment) error {
+// dropPodLabelsIf removes the BatchPodLabelsAnnotation of d, if asked and present, while a release controls d.
+func (p *deploymentPartition) dropPodLabelsIf(ctx context.Context, d *appsv1.Deployment, asked bool) error {
 	_, labels := d.Annotations[BatchPodLabelsAnnotation]
-	if _, controlled := d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation]; !labels || !controlled {
+	if _, controlled := d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation]; !asked || !labels || !controlled {
 		// Without control-info no Advanced Deployment controller reads them, and the release's patch drops them.
 		return nil
 	}
