@@ -31,6 +31,9 @@ var _ = Describe("Paced batches", func() {
 		By("step 1: the BatchRelease may go on to batch 2 by itself, but not before batch 1 is ready")
 		Eventually(func() int64 { return s.batchPartition(ctx) }).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).
 			Should(Equal(int64(1)), "the Rollout at step 1 lets the BatchRelease run one batch ahead")
+		// The lead can be given before batch 1's pod exists.
+		Eventually(func() int { return len(s.podsOf(ctx, "v2")) }).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).
+			Should(Equal(1), "batch 1's pod")
 		Consistently(func() int { return len(s.podsOf(ctx, "v2")) }).WithContext(ctx).WithTimeout(2*time.Second).WithPolling(poll).
 			Should(Equal(1), "batch 2 waits for batch 1's pod")
 		Expect(s.step(ctx)).To(Equal("Progressing 1/StepUpgrade"))
