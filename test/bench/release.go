@@ -51,16 +51,19 @@ const (
 // template once each is done.
 var releaseSteps = []string{"10%", "30%", "60%", "100%"}
 
-// releaseChange is the change both runs apply: a new pod template (an
-// environment variable) and, withID, a new rollout-id.
-func releaseChange(withID bool) []byte {
+// releaseChange is the change the runs apply: a new pod template (an
+// environment variable set to version) and, withID, the rollout-id version.
+func releaseChange(withID bool, version string) []byte {
 	annotation := ""
 	if withID {
-		annotation = `"metadata":{"annotations":{"` + rolloutsv1beta1.RolloutIDLabel + `":"` + releaseID + `"}},`
+		annotation = `"metadata":{"annotations":{"` + rolloutsv1beta1.RolloutIDLabel + `":"` + version + `"}},`
 	}
 	return []byte(`{` + annotation +
-		`"spec":{"template":{"spec":{"containers":[{"name":"app","env":[{"name":"VERSION","value":"` + releaseID + `"}]}]}}}}`)
+		`"spec":{"template":{"spec":{"containers":[{"name":"app","env":[{"name":"VERSION","value":"` + version + `"}]}]}}}}`)
 }
+
+// floorAgainID is the version of the plain Deployment's second change, after the release.
+const floorAgainID = "v3"
 
 var (
 	rolloutsResource      = rolloutsv1beta1.GroupVersion.WithResource("rollouts")
@@ -94,12 +97,15 @@ func deploymentRollout(withID bool) Scenario {
 		},
 		Timeout: 15 * time.Minute,
 		Run: func(ctx context.Context, env *Env, res *Result) error {
-			return runDeploymentRollout(ctx, env, res, releaseChange(withID))
+			return runDeploymentRollout(ctx, env, res, withID)
 		},
 	}
 }
 
-func runDeploymentRollout(ctx context.Context, env *Env, res *Result, change []byte) error {
+// runDeploymentRollout times the plain Deployment's change, the release, then the plain Deployment's change
+// again: the floor is the mean of the two, so that a cluster that drifts along the scenario weighs on both
+// sides alike, and one run's luck on one side less.
+func runDeploymentRollout(ctx context.Context, env *Env, res *Result, withID bool) error {
 	res.Cluster.Objects = map[string]int{"deployments": 2, "pods": 2 * releaseReplicas, "rollouts": 1}
 	dyn, err := dynamic.NewForConfig(env.Config)
 	if err != nil {
@@ -112,23 +118,11 @@ func runDeploymentRollout(ctx context.Context, env *Env, res *Result, change []b
 	if err != nil {
 		return err
 	}
-	floor, err := runFloorChange(ctx, env, kcm, change)
+	before, err := runFloorChange(ctx, env, kcm, releaseChange(withID, releaseID))
 	if err != nil {
 		return err
 	}
-	return measureRelease(ctx, env, dyn, kcm, floor, res, change)
-}
-
-// measureRelease runs the Rollout's release and records its figures.
-func measureRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc, floor floorRun, res *Result, change []byte) error {
-	if err := awaitPods(ctx, env, 2*releaseReplicas); err != nil {
-		return err
-	}
-	if err := sleep(ctx, releaseSettle); err != nil {
-		return err
-	}
-	run, err := runRelease(ctx, env, dyn, kcm, change)
-	res.Record(run.phase)
+	run, err := measureRelease(ctx, env, dyn, kcm, res, releaseChange(withID, releaseID))
 	if err != nil {
 		return err
 	}
@@ -136,9 +130,35 @@ func measureRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Pr
 	if err != nil {
 		return err
 	}
-	logRelease(env, fig, floor)
-	addReleaseMetrics(res, fig, floor, run.phase)
+	if err := settle(ctx, env); err != nil {
+		return err
+	}
+	after, err := runFloorChange(ctx, env, kcm, releaseChange(withID, floorAgainID))
+	if err != nil {
+		return err
+	}
+	floors := []floorRun{before, after}
+	logRelease(env, fig, floors)
+	addReleaseMetrics(res, fig, floors, run.phase)
 	return verifyReleased(ctx, env, res)
+}
+
+// measureRelease runs the Rollout's release and records its phase.
+func measureRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc, res *Result, change []byte) (releaseRun, error) {
+	if err := settle(ctx, env); err != nil {
+		return releaseRun{}, err
+	}
+	run, err := runRelease(ctx, env, dyn, kcm, change)
+	res.Record(run.phase)
+	return run, err
+}
+
+// settle waits for every pod of both Deployments to run, then a little more.
+func settle(ctx context.Context, env *Env) error {
+	if err := awaitPods(ctx, env, 2*releaseReplicas); err != nil {
+		return err
+	}
+	return sleep(ctx, releaseSettle)
 }
 
 // releaseTargets are the updated pods each step asks for.

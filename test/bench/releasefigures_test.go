@@ -123,7 +123,7 @@ func TestReleaseMetricsTargets(t *testing.T) {
 	}
 	var res Result
 	release := Phase{Usage: map[string]Usage{ManagerName: {PeakRSSBytes: 100 << 20}, ControllerManagerName: {PeakRSSBytes: 300 << 20}}}
-	addReleaseMetrics(&res, fig, floorRun{took: 4 * time.Second}, release)
+	addReleaseMetrics(&res, fig, []floorRun{{took: 3 * time.Second}, {took: 5 * time.Second}}, release)
 	res.finish()
 	met := map[string]bool{}
 	for _, m := range res.Metrics {
@@ -132,7 +132,7 @@ func TestReleaseMetricsTargets(t *testing.T) {
 		}
 	}
 	want := map[string]bool{
-		"release total":              true,  // 4.3 s / 4 s = 1.075
+		"release total":              true,  // 4.3 s / mean(3 s, 5 s) = 1.075
 		"step transition p50":        false, // 60 ms
 		"finalising":                 true,  // 300 ms
 		"step 1: manager writes":     true,  // 5 <= 15 + 3
@@ -144,6 +144,11 @@ func TestReleaseMetricsTargets(t *testing.T) {
 	}
 	if s := res.Latencies["step transition"]; s.N != 1 || s.P50Ms != 60 {
 		t.Errorf("transition summary %+v", s)
+	}
+	for _, m := range res.Metrics {
+		if m.Name == "release total" && (m.Baseline == nil || *m.Baseline != 4 || !strings.Contains(m.Note, "3.0 s before the release, 5.0 s after")) {
+			t.Errorf("release total: baseline %v, note %q; want the floors' mean, 4 s, and both floors", m.Baseline, m.Note)
+		}
 	}
 }
 
@@ -265,7 +270,7 @@ func TestReleaseClusterHoldsBothDeployments(t *testing.T) {
 func TestReleaseChangeIsOneStrategicPatch(t *testing.T) {
 	id := `"` + rolloutsv1beta1.RolloutIDLabel + `":"v2"`
 	for _, withID := range []bool{true, false} {
-		change := string(releaseChange(withID))
+		change := string(releaseChange(withID, releaseID))
 		if !json.Valid([]byte(change)) || strings.Contains(change, id) != withID {
 			t.Errorf("change %s: valid JSON and a rollout-id only with an ID (%v)", change, withID)
 		}
