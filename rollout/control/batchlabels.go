@@ -2,6 +2,7 @@ package control
 
 import (
 	"encoding/json"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -81,15 +82,15 @@ func EqualIgnoreHashAndBatch(rs, d *corev1.PodTemplateSpec) bool {
 	if len(stamped) == 0 {
 		return EqualIgnoreHash(rs, d)
 	}
-	c := rs.DeepCopy()
+	labels := maps.Clone(rs.Labels)
 	for k := range stamped {
 		if v, ok := d.Labels[k]; ok {
-			c.Labels[k] = v
+			labels[k] = v
 		} else {
-			delete(c.Labels, k)
+			delete(labels, k)
 		}
 	}
-	return EqualIgnoreHash(c, d)
+	return EqualIgnoreHash(withLabels(rs, labels), d)
 }
 
 // EncodeBatchPodLabels is the BatchPodLabelsAnnotation value of labels.

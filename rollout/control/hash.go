@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -37,14 +38,23 @@ func EqualIgnoreHash(a, b *corev1.PodTemplateSpec) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return equality.Semantic.DeepEqual(templateWithoutHash(a), templateWithoutHash(b))
+	return equality.Semantic.DeepEqual(withLabels(a, withoutHash(a.Labels)), withLabels(b, withoutHash(b.Labels)))
 }
 
-func templateWithoutHash(t *corev1.PodTemplateSpec) *corev1.PodTemplateSpec {
-	if _, ok := t.Labels[rolloutsv1beta1.PodTemplateHashLabelKey]; !ok {
-		return t
+// withoutHash is labels without the pod-template-hash label; labels itself when it has none.
+func withoutHash(labels map[string]string) map[string]string {
+	if _, ok := labels[rolloutsv1beta1.PodTemplateHashLabelKey]; !ok {
+		return labels
 	}
-	c := t.DeepCopy()
-	delete(c.Labels, rolloutsv1beta1.PodTemplateHashLabelKey)
-	return c
+	out := maps.Clone(labels)
+	delete(out, rolloutsv1beta1.PodTemplateHashLabelKey)
+	return out
+}
+
+// withLabels is a shallow copy of t with labels: a comparison that ignores some labels need not copy the
+// whole template (the spec is only read).
+func withLabels(t *corev1.PodTemplateSpec, labels map[string]string) *corev1.PodTemplateSpec {
+	c := *t
+	c.Labels = labels
+	return &c
 }

@@ -51,7 +51,7 @@ func stamp(in Input, out []Step, finalNew int32) []Step {
 			s.Relabel, s.Labels, stamped = true, in.PodLabels, in.PodLabels
 		}
 	}
-	if grows || len(stamped) == 0 || !in.New.Settled {
+	if grows || len(stamped) == 0 || in.New == nil || !in.New.Settled {
 		return out
 	}
 	for i := range out {
