@@ -163,7 +163,7 @@ func (p *deploymentPartition) unstamp(ctx context.Context, d *appsv1.Deployment,
 		}
 	}
 	if resuming && !observed {
-		return fmt.Errorf("deployment %s/%s: replica sets not observed without batch labels: %w", d.Namespace, d.Name, ErrNotObserved)
+		return fmt.Errorf("deployment %s/%s: waiting for the ReplicaSet controller to observe its replica sets without batch labels: %w", d.Namespace, d.Name, ErrNotObserved)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -365,5 +366,33 @@ func TestBatchReleaseRollbackInBatch(t *testing.T) {
 	w.RollbackInBatch = false
 	if d := PlanBatchRelease(rolloutsv1beta1.BatchReleaseStatus{}, w); d.Status.CanaryStatus.NoNeedUpdateReplicas != nil {
 		t.Errorf("without the annotation noNeedUpdateReplicas = %d, want unset", *d.Status.CanaryStatus.NoNeedUpdateReplicas)
+	}
+}
+
+// A BatchRelease that reports itself Stalled while it releases the workload stalls the Rollout's finalising
+// too, with its message; once the condition is gone, finalising goes on.
+func TestBatchFailureStallsFinalising(t *testing.T) {
+	s := newSim(t, withPause(replicas("1"), 0), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	for i := 0; i < 10 && s.status.GetSubStatus().FinalisingStep != rolloutsv1beta1.FinalisingStepResumeWorkload; i++ {
+		s.reconcile("rolling")
+	}
+	if got := s.status.GetSubStatus().FinalisingStep; got != rolloutsv1beta1.FinalisingStepResumeWorkload {
+		t.Fatalf("finalising step = %q, want %s", got, rolloutsv1beta1.FinalisingStepResumeWorkload)
+	}
+	w := RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Workload: s.workload, NoTraffic: true,
+		Batch: &BatchObs{Failure: "waited 31s: replica sets not observed"}}
+	d := PlanRollout(s.status, w)
+	c := GetCondition(d.Status.Conditions, ConditionStalled)
+	if c == nil || c.Reason != ReasonBatchReleaseFailed || !strings.Contains(c.Message, "waited 31s") {
+		t.Fatalf("Stalled = %+v, want reason %s naming the BatchRelease's message", c, ReasonBatchReleaseFailed)
+	}
+	if !strings.Contains(d.Status.Message, "waited 31s") {
+		t.Errorf("message = %q", d.Status.Message)
+	}
+	w.Batch = &BatchObs{Completed: true}
+	if d := PlanRollout(d.Status, w); GetCondition(d.Status.Conditions, ConditionStalled) != nil {
+		t.Errorf("still Stalled once the BatchRelease completed: %+v", d.Status.Conditions)
 	}
 }

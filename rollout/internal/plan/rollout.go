@@ -414,11 +414,7 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 	if res.AwaitingApproval {
 		d.Health = Health{Stalled: true, Reason: ReasonAwaitingApproval, Message: d.Status.Message}
 	}
-	if w.Batch != nil && w.Batch.Failure != "" {
-		msg := "the BatchRelease cannot move the workload: " + w.Batch.Failure
-		d.Status.Message = msg
-		d.Health = Health{Stalled: true, Reason: ReasonBatchReleaseFailed, Message: msg}
-	}
+	reportBatchFailure(d, w.Batch)
 	if w.TrafficUnavailable && sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateTrafficRouting {
 		d.Status.Message = MsgTrafficUnavailable
 		d.Health = Health{Stalled: true, Reason: ReasonTrafficUnavailable, Message: MsgTrafficUnavailable}
@@ -609,6 +605,7 @@ func finalisingStepDone(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1
 		plan := releasePlan(w, *sub, true)
 		plan.FinalizingPolicy = FinalizingPolicy(reason)
 		d.Plan = plan
+		reportBatchFailure(d, w.Batch)
 		return w.Batch != nil && w.Batch.Completed
 	case rolloutsv1beta1.FinalisingStepReleaseWorkloadControl:
 		d.DeleteBatch = w.Batch != nil
@@ -617,6 +614,16 @@ func finalisingStepDone(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1
 		// Service and route steps: nothing to restore when the Rollout routes no traffic.
 		return w.NoTraffic || w.TrafficUnavailable || trafficSettled(d, w, 0, TrafficTaskKind(sub.FinalisingStep))
 	}
+}
+
+// reportBatchFailure shows a BatchRelease's Stalled condition, if any, as the Rollout's message and Stalled.
+func reportBatchFailure(d *RolloutDecision, b *BatchObs) {
+	if b == nil || b.Failure == "" {
+		return
+	}
+	msg := "the BatchRelease cannot move the workload: " + b.Failure
+	d.Status.Message = msg
+	d.Health = Health{Stalled: true, Reason: ReasonBatchReleaseFailed, Message: msg}
 }
 
 // releasePlan is the plan the BatchRelease carries for a sub-status; finalising releases every batch.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -54,6 +55,8 @@ type Reconciler struct {
 	written reconcileutil.StaleVersions
 	// counted throttles status writes that change nothing but the pod counters.
 	counted reconcileutil.ProgressWrites
+	// waiting holds when each release began waiting for its workload's controller to observe a write.
+	waiting reconcileutil.Timestamps[types.UID]
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;update;patch
@@ -185,6 +188,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if !br.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
 		r.counted.Forget(br.UID)
+		r.waiting.Forget(br.UID)
 		return reconcile.Result{}, nil
 	}
 	if r.written.Stale(br) {
@@ -294,10 +298,9 @@ func countPods(v *plan.WorkloadView, pods []*corev1.Pod) {
 func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease, ctl control.WorkloadControl, d *plan.BatchDecision) error {
 	err := r.act(ctx, br, ctl, d)
 	if errors.Is(err, control.ErrNotObserved) {
-		// Keep the status as it was, so the action is planned again once the cache has caught up.
-		d.RequeueAfter = notObservedRetry
-		return nil
+		return r.awaitObserved(ctx, br, d, err)
 	}
+	r.waiting.Forget(br.UID)
 	if apierrors.IsConflict(err) {
 		// The workload changed since it was read: a routine race, retried at once from a fresh read.
 		return err
@@ -378,6 +381,42 @@ func (r *Reconciler) act(ctx context.Context, br *rolloutsv1beta1.BatchRelease, 
 
 // notObservedRetry is how soon an action waiting for the cache to show the control's own write is retried.
 const notObservedRetry = 200 * time.Millisecond
+
+// NotObservedPatience is how long a release waits, without a word, for a workload's controller to observe a
+// write: kube-controller-manager takes milliseconds, so a longer wait means that controller is not running.
+const NotObservedPatience = 30 * time.Second
+
+// ReasonWorkloadNotObserved is the reason of the Stalled condition a BatchRelease carries while its workload's
+// controller has not observed a write for longer than NotObservedPatience.
+const ReasonWorkloadNotObserved = "WorkloadNotObserved"
+
+// awaitObserved keeps the status as it was, so the action is planned again once the cache has caught up. Past
+// NotObservedPatience it says so once, with a Warning event and a Stalled condition (which the Rollout shows),
+// and keeps waiting: the condition goes with the first action that succeeds.
+func (r *Reconciler) awaitObserved(ctx context.Context, br *rolloutsv1beta1.BatchRelease, d *plan.BatchDecision, err error) error {
+	d.RequeueAfter = notObservedRetry
+	now := r.Clock.Now()
+	since := r.waiting.Last(br.UID)
+	if since.IsZero() {
+		r.waiting.Mark(br.UID, now)
+		return nil
+	}
+	if now.Sub(since) < NotObservedPatience || stalledFor(br, ReasonWorkloadNotObserved) {
+		return nil
+	}
+	msg := fmt.Sprintf("waited %s: %v", now.Sub(since).Round(time.Second), err)
+	r.Recorder.Eventf(br, nil, corev1.EventTypeWarning, ReasonWorkloadNotObserved, actionName(d.Action), "%s", msg)
+	st := br.Status.DeepCopy()
+	cond := plan.NewCondition(plan.ConditionStalled, corev1.ConditionTrue, ReasonWorkloadNotObserved, msg)
+	st.Conditions = plan.SetCondition(st.Conditions, cond, now)
+	return r.patchStatus(ctx, br, *st)
+}
+
+// stalledFor reports whether br carries Stalled=True for reason.
+func stalledFor(br *rolloutsv1beta1.BatchRelease, reason string) bool {
+	c := plan.GetCondition(br.Status.Conditions, plan.ConditionStalled)
+	return c != nil && c.Status == corev1.ConditionTrue && c.Reason == reason
+}
 
 // verifyInterval is how soon a finalize that waits for the workload is looked at again.
 const verifyInterval = plan.VerifyInterval

@@ -2,18 +2,23 @@ package batchrelease
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/control"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
 
@@ -54,5 +59,73 @@ func TestReleasedBatchReleaseGoesWithoutAStatusWrite(t *testing.T) {
 	}
 	if !r.written.Stale(stale) {
 		t.Error("the version the finalizer removal replaced is not recorded: a cache behind would remove it again")
+	}
+}
+
+// unobservedControl is a workload whose controller never observes the release's writes: Finalize always
+// waits, until observed is set.
+type unobservedControl struct {
+	control.WorkloadControl
+	observed bool
+}
+
+func (u *unobservedControl) Finalize(context.Context) (bool, error) {
+	if !u.observed {
+		return false, fmt.Errorf("deployment ns/web: waiting: %w", control.ErrNotObserved)
+	}
+	return true, nil
+}
+
+// A release that waits for its workload's controller says nothing for NotObservedPatience, then reports the
+// wait once, as a Warning event and a Stalled condition, and clears the condition when the wait ends.
+func TestWaitingForTheWorkloadsControllerStallsAfterPatience(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := rolloutsv1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	br := &rolloutsv1beta1.BatchRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "u"}}
+	br.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(br).WithStatusSubresource(br).Build()
+	start := time.Now()
+	clk := clocktesting.NewFakePassiveClock(start)
+	rec := events.NewFakeRecorder(10)
+	r := &Reconciler{Client: c, Clock: clk, Recorder: rec}
+	ctl := &unobservedControl{}
+	finalize := func() *rolloutsv1beta1.BatchRelease {
+		t.Helper()
+		read := &rolloutsv1beta1.BatchRelease{}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(br), read); err != nil {
+			t.Fatal(err)
+		}
+		d := &plan.BatchDecision{Action: plan.ActionFinalize, Status: read.Status}
+		if err := r.apply(t.Context(), read, ctl, d); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(br), read); err != nil {
+			t.Fatal(err)
+		}
+		return read
+	}
+	for _, after := range []time.Duration{0, NotObservedPatience / 2, NotObservedPatience - time.Second} {
+		clk.SetTime(start.Add(after))
+		if got := finalize(); stalledFor(got, ReasonWorkloadNotObserved) || len(rec.Events) != 0 {
+			t.Fatalf("reported a wait before its patience ran out: %+v, %d events", got.Status.Conditions, len(rec.Events))
+		}
+	}
+	clk.SetTime(start.Add(NotObservedPatience + time.Second))
+	got := finalize()
+	if !stalledFor(got, ReasonWorkloadNotObserved) {
+		t.Fatalf("no Stalled condition after %s: %+v", NotObservedPatience, got.Status.Conditions)
+	}
+	if ev := <-rec.Events; !strings.Contains(ev, ReasonWorkloadNotObserved) || !strings.Contains(ev, "deployment ns/web") {
+		t.Errorf("event %q does not name the reason and the workload", ev)
+	}
+	finalize()
+	if len(rec.Events) != 0 {
+		t.Errorf("the wait was reported again: %q", <-rec.Events)
+	}
+	ctl.observed = true
+	if got := finalize(); plan.GetCondition(got.Status.Conditions, plan.ConditionStalled) != nil {
+		t.Errorf("Stalled stays after the wait ended: %+v", got.Status.Conditions)
 	}
 }
