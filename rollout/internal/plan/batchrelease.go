@@ -56,6 +56,9 @@ type BatchDecision struct {
 	Event          string
 	// BatchReady is true when the current batch became ready with this decision.
 	BatchReady bool
+	// ReadyWanted, when not 0, is the number of updated pods that must be ready before the current batch
+	// may be (ReadyWanted): until then, only a change other than a pod becoming ready can change the decision.
+	ReadyWanted int32
 }
 
 // PlanBatchRelease decides a BatchRelease's next move.
@@ -211,12 +214,15 @@ func upgrade(d BatchDecision, w BatchWorld) BatchDecision {
 func verify(d BatchDecision, w BatchWorld) BatchDecision {
 	cs := &d.Status.CanaryStatus
 	desired := RollbackTarget(w.Plan, cs.CurrentBatch, w.Workload.Replicas, cs.NoNeedUpdateReplicas)
-	ready := w.Workload.Consistent && BatchReady(ReadyInput{
+	in := ReadyInput{
 		Desired: desired, Updated: w.Workload.Updated, UpdatedReady: w.Workload.UpdatedReady,
 		FailureThreshold: w.Plan.FailureThreshold, RolloutID: w.Plan.RolloutID, LabelledForRolloutID: w.Workload.Labelled,
-	})
-	if !ready {
+	}
+	if !w.Workload.Consistent || !BatchReady(in) {
 		d.RequeueAfter = VerifyInterval
+		if w.Workload.Consistent {
+			d.ReadyWanted = ReadyWanted(in)
+		}
 		return d
 	}
 	d.Event = "batch is ready"

@@ -56,6 +56,32 @@ func TestBatchReady(t *testing.T) {
 	}
 }
 
+// ReadyWanted is exactly BatchReady's threshold on ready pods: one fewer can never make a batch ready, that
+// many does once everything else is in place.
+func TestReadyWantedIsBatchReadysThreshold(t *testing.T) {
+	thresholds := []*intstr.IntOrString{nil, ptr.To(intstr.FromString("20%")), ptr.To(intstr.FromInt32(1)), ptr.To(intstr.FromString("50%"))}
+	for _, th := range thresholds {
+		for desired := int32(1); desired <= 12; desired++ {
+			in := ReadyInput{Desired: desired, Updated: desired, FailureThreshold: th, RolloutID: "r", LabelledForRolloutID: desired}
+			want := ReadyWanted(in)
+			if want < 1 || want > desired {
+				t.Fatalf("threshold %v, desired %d: ReadyWanted = %d", th, desired, want)
+			}
+			below, at := in, in
+			below.UpdatedReady, at.UpdatedReady = want-1, want
+			if BatchReady(below) || !BatchReady(at) {
+				t.Errorf("threshold %v, desired %d: ready with %d = %v, with %d = %v", th, desired, want-1, BatchReady(below), want, BatchReady(at))
+			}
+			if ReadyWanted(at) != 0 {
+				t.Errorf("threshold %v, desired %d: still wants ready pods with %d ready", th, desired, want)
+			}
+		}
+	}
+	if got := ReadyWanted(ReadyInput{}); got != 0 {
+		t.Errorf("an empty batch wants %d ready pods", got)
+	}
+}
+
 func TestStepsHashIgnoresPauses(t *testing.T) {
 	a := []rolloutsv1beta1.CanaryStep{replicas("1"), replicas("100%")}
 	b := []rolloutsv1beta1.CanaryStep{withPause(replicas("1"), 30), replicas("100%")}

@@ -19,11 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -57,6 +55,8 @@ type Reconciler struct {
 	counted reconcileutil.ProgressWrites
 	// waiting holds when each release began waiting for its workload's controller to observe a write.
 	waiting reconcileutil.Timestamps[types.UID]
+	// waits spare a release the pod events of a batch that cannot be ready yet.
+	waits readyWaits
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;update;patch
@@ -84,7 +84,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Watches(&appsv1.Deployment{}, r.releasesOf("Deployment")).
 		Watches(&appsv1.StatefulSet{}, r.releasesOf("StatefulSet")).
 		Watches(&appsv1.DaemonSet{}, r.releasesOf("DaemonSet")).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.releasesOfPod), builder.WithPredicates(podProgress))
+		Watches(&corev1.Pod{}, r.podEvents(), builder.WithPredicates(podProgress))
 	for kind, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetScheme(), mgr.GetRESTMapper()) {
 		b = b.Watches(obj, r.releasesOf(kind))
 	}
@@ -128,58 +128,6 @@ func (r *Reconciler) releasesReferencing(ctx context.Context, ns, kind, name str
 	return out
 }
 
-// releasesOfPod maps a pod to the unfinished releases of its workload: its controller, or for a ReplicaSet's
-// pod the ReplicaSet's controller. A batch is ready the moment its last pod is, and the workload's own status
-// reports that only after its controller has caught up.
-func (r *Reconciler) releasesOfPod(ctx context.Context, pod client.Object) []reconcile.Request {
-	// Every pod of the cluster passes here, all of them when the manager starts: one uncopied list of the
-	// namespace's releases, nothing more where it has none, and the ReplicaSet read without a copy.
-	owner := metav1.GetControllerOfNoCopy(pod)
-	list := &rolloutsv1beta1.BatchReleaseList{}
-	if owner == nil || r.Client.List(ctx, list, client.InNamespace(pod.GetNamespace()), client.UnsafeDisableDeepCopy) != nil ||
-		len(list.Items) == 0 {
-		return nil
-	}
-	if owner.Kind == "ReplicaSet" {
-		rs := &appsv1.ReplicaSet{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pod.GetNamespace(), Name: owner.Name}, rs, client.UnsafeDisableDeepCopy); err != nil {
-			return nil
-		}
-		if owner = metav1.GetControllerOfNoCopy(rs); owner == nil {
-			return nil
-		}
-	}
-	var out []reconcile.Request
-	for i := range list.Items {
-		br := &list.Items[i]
-		if workloadRefKey(br)[0] == owner.Kind+"/"+owner.Name && br.Status.Phase != rolloutsv1beta1.RolloutPhaseCompleted {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(br)})
-		}
-	}
-	return out
-}
-
-// podProgress passes the pod events a release acts on: a new pod (to label, unless it was created with a
-// rollout-id; a pod the cache lists Ready at start counts too), a pod going away, and a change of readiness.
-// Label and status changes beside those (including the labels this controller writes) do not wake a release.
-var podProgress = predicate.Funcs{
-	CreateFunc: func(e event.CreateEvent) bool {
-		pod, ok := e.Object.(*corev1.Pod)
-		return !ok || pod.Labels[rolloutsv1beta1.RolloutIDLabel] == "" || podcondition.IsReady(pod)
-	},
-	DeleteFunc:  func(event.DeleteEvent) bool { return true },
-	GenericFunc: func(event.GenericEvent) bool { return false },
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		before, ok1 := e.ObjectOld.(*corev1.Pod)
-		after, ok2 := e.ObjectNew.(*corev1.Pod)
-		if !ok1 || !ok2 {
-			return false
-		}
-		return podcondition.IsReady(before) != podcondition.IsReady(after) ||
-			before.DeletionTimestamp.IsZero() != after.DeletionTimestamp.IsZero()
-	},
-}
-
 // Reconcile runs one step of a BatchRelease.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	br := &rolloutsv1beta1.BatchRelease{}
@@ -189,6 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !br.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
 		r.counted.Forget(br.UID)
 		r.waiting.Forget(br.UID)
+		r.waits.forget(br.UID)
 		return reconcile.Result{}, nil
 	}
 	if r.written.Stale(br) {
@@ -209,6 +158,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	logf.FromContext(ctx).V(1).Info("Planned", "uid", br.UID, "resourceVersion", br.ResourceVersion,
 		"deleting", !br.DeletionTimestamp.IsZero(), "action", d.Action, "desiredUpdated", d.DesiredUpdated,
 		"batchPartition", br.Spec.ReleasePlan.BatchPartition, "state", d.Status.CanaryStatus.CurrentBatchState)
+	r.waits.planned(br.UID, d.ReadyWanted, d.Status.CanaryStatus.UpdatedReadyReplicas)
 	if err := r.apply(ctx, br, ctl, &d); err != nil {
 		return reconcileutil.RetryConflicts(err)
 	}
@@ -260,6 +210,10 @@ func (r *Reconciler) view(ctx context.Context, br *rolloutsv1beta1.BatchRelease,
 	id := br.Spec.ReleasePlan.RolloutID
 	if br.Status.Phase != rolloutsv1beta1.RolloutPhaseProgressing || info.UpdatedPods == nil || (id == "" && !info.PodsRecreated) {
 		return v, nil
+	}
+	if info.PodsRecreated {
+		// The pods read below are the whole count: a pod event need wake the release only once it may be ready.
+		r.waits.reading(br.UID)
 	}
 	pods, err := updatedPods(ctx, r.podReader(), br.Namespace, info)
 	if err != nil {

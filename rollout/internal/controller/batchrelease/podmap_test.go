@@ -61,3 +61,33 @@ func TestReleasesOfPod(t *testing.T) {
 		}
 	}
 }
+
+func TestPodConcerns(t *testing.T) {
+	now := metav1.Now()
+	br := &rolloutsv1beta1.BatchRelease{}
+	br.Status.UpdateRevision = "new"
+	pod := func(hashKey, hash string, deleting bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{hashKey: hash}}}
+		if deleting {
+			p.DeletionTimestamp = &now
+		}
+		return p
+	}
+	tests := []struct {
+		name string
+		br   *rolloutsv1beta1.BatchRelease
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"an old pod going away", br, pod("pod-template-hash", "old", true), false},
+		{"an old pod changing otherwise", br, pod("pod-template-hash", "old", false), true},
+		{"a new pod going away", br, pod("pod-template-hash", "new", true), true},
+		{"a new StatefulSet pod going away", br, pod("controller-revision-hash", "new", true), true},
+		{"any pod before the release knows its revision", &rolloutsv1beta1.BatchRelease{}, pod("pod-template-hash", "old", true), true},
+	}
+	for _, tt := range tests {
+		if got := podConcerns(tt.br, tt.pod); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
