@@ -38,8 +38,12 @@ func runFloorChange(ctx context.Context, env *Env, kcm Proc, change []byte) (flo
 	if err != nil {
 		return floorRun{}, err
 	}
-	if err := sleep(ctx, watchConnect); err != nil {
+	watched := &releaseFollowers{namespace: releaseNamespace, workload: floorWorkload}
+	if err := watched.startWorkload(ctx, env); err != nil {
 		return floorRun{}, errors.Join(err, f.stop())
+	}
+	if err := sleep(ctx, watchConnect); err != nil {
+		return floorRun{}, errors.Join(err, f.stop(), watched.stop())
 	}
 	env.Logf("floor: applying the change to Deployment %s, which no Rollout releases", floorWorkload)
 	var run floorRun
@@ -47,7 +51,7 @@ func runFloorChange(ctx context.Context, env *Env, kcm Proc, change []byte) (flo
 		run.took, err = timeFloor(ctx, env, complete, change)
 		return err
 	})
-	return run, errors.Join(err, f.stop())
+	return run, errors.Join(err, f.stop(), watched.stop())
 }
 
 // timeFloor applies the change and returns how long until the watch

@@ -29,6 +29,17 @@ func (r *releaseFollowers) start(ctx context.Context, env *Env, dyn dynamic.Inte
 	extra ...func(context.Context, *Env, dynamic.Interface) error) error {
 	starts := append([]func(context.Context, *Env, dynamic.Interface) error{
 		r.followPods, r.followSets, r.followBatchRelease, r.followRollout}, extra...)
+	return r.startAll(ctx, env, dyn, starts)
+}
+
+// startWorkload follows only the workload's pods and ReplicaSets. A floor run watches its Deployment so, as
+// the release run watches its own: the harness then takes the same share of the machine from both.
+func (r *releaseFollowers) startWorkload(ctx context.Context, env *Env) error {
+	return r.startAll(ctx, env, nil, []func(context.Context, *Env, dynamic.Interface) error{r.followPods, r.followSets})
+}
+
+func (r *releaseFollowers) startAll(ctx context.Context, env *Env, dyn dynamic.Interface,
+	starts []func(context.Context, *Env, dynamic.Interface) error) error {
 	for _, start := range starts {
 		if err := start(ctx, env, dyn); err != nil {
 			return errors.Join(err, r.stop())
