@@ -128,6 +128,9 @@ type scaleComparison struct {
 	CloneSet, ReplicaSet           runFigures
 	CloneSetPhase, ReplicaSetPhase Phase
 	CloneSetRuns, ReplicaSetRuns   int
+	// Gated are the gated ReplicaSet's figures, GatedRuns how many runs they are the mean of (0: none ran).
+	Gated     runFigures
+	GatedRuns int
 	// CloneSetCounters are the rises of cloneSetCounters over the
 	// CloneSet's runs.
 	CloneSetCounters []float64
@@ -142,16 +145,20 @@ func compareScale(runs []scaleRun) (scaleComparison, error) {
 		byKind[r.Kind] = append(byKind[r.Kind], r)
 		order = append(order, fmt.Sprintf("%s %s", r.Kind, FormatValue(UnitSeconds, r.Figures.Total.Seconds())))
 	}
-	cs, rs := byKind[kindCloneSet], byKind[kindReplicaSet]
+	cs, rs, gated := byKind[kindCloneSet], byKind[kindReplicaSet], byKind[kindGatedReplicaSet]
 	if len(cs) == 0 || len(rs) == 0 {
 		return scaleComparison{}, fmt.Errorf("%d CloneSet and %d ReplicaSet runs: need both", len(cs), len(rs))
 	}
-	return scaleComparison{
+	c := scaleComparison{
 		CloneSet: meanFigures(figuresOf(cs)), ReplicaSet: meanFigures(figuresOf(rs)),
 		CloneSetPhase: sumPhases(phasesOf(cs)), ReplicaSetPhase: sumPhases(phasesOf(rs)),
 		CloneSetRuns: len(cs), ReplicaSetRuns: len(rs), CloneSetCounters: countersOf(cs),
-		Order: strings.Join(order, ", "),
-	}, nil
+		GatedRuns: len(gated), Order: strings.Join(order, ", "),
+	}
+	if len(gated) > 0 {
+		c.Gated = meanFigures(figuresOf(gated))
+	}
+	return c, nil
 }
 
 func figuresOf(runs []scaleRun) []runFigures {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,7 +104,7 @@ func TestCompareScale(t *testing.T) {
 		return scaleRun{Kind: kind, Figures: runFigures{Total: total}, Phase: phase(total, creates, 0, 50<<20, 1)}
 	}
 	c, err := compareScale([]scaleRun{
-		run(kindReplicaSet, 10*time.Second, 0), run(kindCloneSet, 12*time.Second, 1000),
+		run(kindReplicaSet, 10*time.Second, 0), run(kindCloneSet, 12*time.Second, 1000), run(kindGatedReplicaSet, 15*time.Second, 0),
 		run(kindCloneSet, 14*time.Second, 1000), run(kindReplicaSet, 12*time.Second, 0),
 	})
 	if err != nil {
@@ -112,10 +113,13 @@ func TestCompareScale(t *testing.T) {
 	if c.CloneSet.Total != 13*time.Second || c.ReplicaSet.Total != 11*time.Second || c.CloneSetRuns != 2 || c.ReplicaSetRuns != 2 {
 		t.Errorf("comparison %+v", c)
 	}
+	if c.Gated.Total != 15*time.Second || c.GatedRuns != 1 {
+		t.Errorf("gated baseline %+v over %d runs, want 15 s over 1", c.Gated, c.GatedRuns)
+	}
 	if writes(c.CloneSetPhase.Requests) != 2000 || writes(c.ReplicaSetPhase.Requests) != 0 || c.CloneSetPhase.Wall != 26*time.Second {
 		t.Errorf("phases %+v / %+v", c.CloneSetPhase, c.ReplicaSetPhase)
 	}
-	if want := "ReplicaSet 10.0 s, CloneSet 12.0 s, CloneSet 14.0 s, ReplicaSet 12.0 s"; c.Order != want {
+	if want := "ReplicaSet 10.0 s, CloneSet 12.0 s, GatedReplicaSet 15.0 s, CloneSet 14.0 s, ReplicaSet 12.0 s"; c.Order != want {
 		t.Errorf("order %q, want %q", c.Order, want)
 	}
 	if _, err := compareScale([]scaleRun{run(kindCloneSet, time.Second, 1)}); err == nil {
@@ -326,8 +330,8 @@ func TestCloneSetClustersHoldTheirPods(t *testing.T) {
 			t.Errorf("%s: cluster %+v cannot hold %d pods", s.Name, size, clonesetReplicas)
 		}
 	}
-	if len(scaleOrder) != 4 || scaleOrder[0] != scaleOrder[3] || scaleOrder[1] != scaleOrder[2] || scaleOrder[0] == scaleOrder[1] {
-		t.Errorf("scale order %v is not A B B A", scaleOrder)
+	if !slices.Equal(scaleOrder, []string{kindReplicaSet, kindCloneSet, kindGatedReplicaSet, kindCloneSet, kindReplicaSet}) {
+		t.Errorf("scale order %v is not A B C B A", scaleOrder)
 	}
 }
 

@@ -31,11 +31,12 @@ const (
 	scaleRatioTarget = 1.1
 )
 
-// scaleOrder runs the kinds as A B B A, each on a fresh workload deleted
+// scaleOrder runs the kinds as A B C B A, each on a fresh workload deleted
 // before the next starts: whatever the cluster warms up or slows down
 // along the way (etcd's size, the API server's caches) falls on both
-// kinds alike, to first order.
-var scaleOrder = []string{kindReplicaSet, kindCloneSet, kindCloneSet, kindReplicaSet}
+// compared kinds alike, to first order. The gated ReplicaSet in the middle
+// is a second baseline, the cost of the readiness gates alone.
+var scaleOrder = []string{kindReplicaSet, kindCloneSet, kindGatedReplicaSet, kindCloneSet, kindReplicaSet}
 
 // nativeArgs lift kube-controller-manager's and kube-scheduler's client
 // limits far above what a run sends, as deployment-rollout does, so that
@@ -123,11 +124,17 @@ type scaleTarget struct {
 	// scale sets the replicas and returns the generation it made.
 	scale  func(context.Context, int32) (int64, error)
 	remove func(context.Context) error
+	// helper, when set, runs beside the timed change, from before it is sent; its stop reports the writes it
+	// made.
+	helper func(context.Context) (stop func() (int64, error), err error)
 }
 
 func newScaleTarget(env *Env, dyn dynamic.Interface, kind, name string) scaleTarget {
-	if kind == kindCloneSet {
+	switch kind {
+	case kindCloneSet:
 		return cloneSetTarget(dyn, name)
+	case kindGatedReplicaSet:
+		return gatedReplicaSetTarget(env.Kube, name)
 	}
 	return replicaSetTarget(env.Kube, name)
 }
@@ -236,12 +243,21 @@ func runScale(ctx context.Context, env *Env, t scaleTarget, kcm Proc) (scaleRun,
 	if err := t.observed(ctx); err != nil {
 		return scaleRun{}, err
 	}
+	stopHelper := func() (int64, error) { return 0, nil }
+	if t.helper != nil {
+		stop, err := t.helper(ctx)
+		if err != nil {
+			return scaleRun{}, err
+		}
+		stopHelper = stop
+	}
 	env.Logf("%s %s: scaling 0 -> %d", t.kind, t.name, clonesetReplicas)
 	run, phase, err := timeWorkloadChange(ctx, env, kcm, timedChange{
 		namespace: scaleNamespace, name: t.name, pods: newPodProgress(anyPod, isPodReady), status: t.follow,
 		settle: clonesetSettle, change: func(ctx context.Context) (int64, error) { return t.scale(ctx, clonesetReplicas) },
 	})
-	if err != nil {
+	helperWrites, herr := stopHelper()
+	if err = errors.Join(err, herr); err != nil {
 		return scaleRun{}, err
 	}
 	fig, err := analyseRun(run, clonesetReplicas)
@@ -249,6 +265,9 @@ func runScale(ctx context.Context, env *Env, t scaleTarget, kcm Proc) (scaleRun,
 		return scaleRun{}, fmt.Errorf("%s %s: %w", t.kind, t.name, err)
 	}
 	logRun(env, t.kind+" "+t.name, fig, phase, "created")
+	if t.helper != nil {
+		env.Logf("%s %s: the harness wrote %d pod statuses", t.kind, t.name, helperWrites)
+	}
 	return scaleRun{Kind: t.kind, Figures: fig, Phase: phase, Counters: run.Counters}, nil
 }
 
@@ -359,6 +378,16 @@ func addScaleMetrics(res *Result, c scaleComparison) {
 		Metric{Name: "status lag", Unit: UnitSeconds, Value: cs.StatusLag.Seconds(), Note: "last pod seen Ready -> the status showing it"}.
 			Compared("ReplicaSet", rs.StatusLag.Seconds()),
 	)
+	if c.GatedRuns > 0 {
+		res.Add(
+			Metric{Name: "gated ReplicaSet 0 -> 1000 Ready", Unit: UnitSeconds, Value: c.Gated.Total.Seconds(),
+				Note: "a ReplicaSet whose pods carry two readiness gates, set True by the harness in one status write per pod: the gates' cost alone"}.
+				Compared("ReplicaSet", rs.Total.Seconds()),
+			Metric{Name: "CloneSet against the gated ReplicaSet", Unit: UnitSeconds, Value: cs.Total.Seconds(),
+				Note: "the CloneSet's time over what its pods' readiness gates cost with no controller at all"}.
+				Compared("gated ReplicaSet", c.Gated.Total.Seconds()),
+		)
+	}
 	pods := c.CloneSetRuns * clonesetReplicas
 	m, k := c.CloneSetPhase.Usage[ManagerName], c.ReplicaSetPhase.Usage[ControllerManagerName]
 	res.Add(
