@@ -53,8 +53,8 @@ type Reconciler struct {
 	written reconcileutil.StaleVersions
 	// counted throttles status writes that change nothing but the pod counters.
 	counted reconcileutil.ProgressWrites
-	// waiting holds when each release began waiting for its workload's controller to observe a write.
-	waiting reconcileutil.Timestamps[types.UID]
+	// unobservedSince holds when each release began waiting for its workload's controller to observe a write.
+	unobservedSince reconcileutil.Timestamps[types.UID]
 	// waits spare a release the pod events of a batch that cannot be ready yet.
 	waits readyWaits
 }
@@ -136,7 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if !br.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
 		r.counted.Forget(br.UID)
-		r.waiting.Forget(br.UID)
+		r.unobservedSince.Forget(br.UID)
 		r.waits.forget(br.UID)
 		return reconcile.Result{}, nil
 	}
@@ -254,7 +254,7 @@ func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease
 	if errors.Is(err, control.ErrNotObserved) {
 		return r.awaitObserved(ctx, br, d, err)
 	}
-	r.waiting.Forget(br.UID)
+	r.unobservedSince.Forget(br.UID)
 	if apierrors.IsConflict(err) {
 		// The workload changed since it was read: a routine race, retried at once from a fresh read.
 		return err
@@ -350,9 +350,9 @@ const ReasonWorkloadNotObserved = "WorkloadNotObserved"
 func (r *Reconciler) awaitObserved(ctx context.Context, br *rolloutsv1beta1.BatchRelease, d *plan.BatchDecision, err error) error {
 	d.RequeueAfter = notObservedRetry
 	now := r.Clock.Now()
-	since := r.waiting.Last(br.UID)
+	since := r.unobservedSince.Last(br.UID)
 	if since.IsZero() {
-		r.waiting.Mark(br.UID, now)
+		r.unobservedSince.Mark(br.UID, now)
 		return nil
 	}
 	if now.Sub(since) < NotObservedPatience || stalledFor(br, ReasonWorkloadNotObserved) {
