@@ -70,31 +70,32 @@ func BatchReady(in ReadyInput) bool {
 	if in.Updated < in.Desired {
 		return false
 	}
-	if in.UpdatedReady+tolerated(in) < in.Desired {
-		return false
-	}
-	if in.Desired > 0 && in.UpdatedReady == 0 {
+	if in.UpdatedReady < readyNeeded(in) {
 		return false
 	}
 	return in.RolloutID == "" || in.LabelledForRolloutID >= in.Desired
 }
 
-// tolerated is how many of a batch's pods failureThreshold lets it go without.
-func tolerated(in ReadyInput) int32 {
-	if in.FailureThreshold == nil {
+// readyNeeded is how many updated pods a batch needs Ready: all but those failureThreshold excuses, and at
+// least one when any are asked for.
+func readyNeeded(in ReadyInput) int32 {
+	if in.Desired <= 0 {
 		return 0
 	}
-	return ScaledReplicas(in.FailureThreshold, in.Desired)
+	tolerated := int32(0)
+	if in.FailureThreshold != nil {
+		tolerated = ScaledReplicas(in.FailureThreshold, in.Desired)
+	}
+	return max(in.Desired-tolerated, 1)
 }
 
 // ReadyWanted is the number of updated ready pods below which BatchReady cannot hold whatever else changes,
 // or 0 when there are that many already (the batch then waits for something else: pods, labels).
 func ReadyWanted(in ReadyInput) int32 {
-	want := max(in.Desired-tolerated(in), 1)
-	if in.Desired <= 0 || in.UpdatedReady >= want {
-		return 0
+	if want := readyNeeded(in); in.UpdatedReady < want {
+		return want
 	}
-	return want
+	return 0
 }
 
 // ReleasePlanHash is the hash the BatchRelease reports as observedReleasePlanHash and the Rollout compares.

@@ -20,7 +20,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
-// podEvents wakes the releases a pod event concerns (releasesOfPod). A pod that became Ready wakes a release
+// podEvents wakes the releases a pod event concerns (podReleases). A pod that became Ready wakes a release
 // whose batch waits for readiness only once enough pods have (readyWaits): each Ready pod of a batch of
 // hundreds would otherwise cost a reconcile that reads every pod of the batch.
 func (r *Reconciler) podEvents() handler.EventHandler {
@@ -50,15 +50,6 @@ func becameReady(before, after client.Object) bool {
 	old, ok1 := before.(*corev1.Pod)
 	pod, ok2 := after.(*corev1.Pod)
 	return ok1 && ok2 && pod.DeletionTimestamp.IsZero() && !podcondition.IsReady(old) && podcondition.IsReady(pod)
-}
-
-// releasesOfPod is podReleases as requests.
-func (r *Reconciler) releasesOfPod(ctx context.Context, pod client.Object) []reconcile.Request {
-	var out []reconcile.Request
-	for _, br := range r.podReleases(ctx, pod) {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(br)})
-	}
-	return out
 }
 
 // podReleases are the unfinished releases of a pod's workload (its controller, or for a ReplicaSet's pod the

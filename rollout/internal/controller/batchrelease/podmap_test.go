@@ -55,7 +55,10 @@ func TestReleasesOfPod(t *testing.T) {
 		{"a pod in a namespace without releases", pod("elsewhere", controlledBy("ReplicaSet", "web-abc")), nil},
 	}
 	for _, tt := range tests {
-		got := r.releasesOfPod(context.Background(), tt.pod)
+		var got []reconcile.Request
+		for _, br := range r.podReleases(context.Background(), tt.pod) {
+			got = append(got, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(br)})
+		}
 		if len(got) != len(tt.want) || (len(got) == 1 && got[0] != tt.want[0]) {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
