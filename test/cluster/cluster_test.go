@@ -70,6 +70,7 @@ func TestCluster(t *testing.T) {
 	t.Run("deleted pod is finalised", func(t *testing.T) { testPodDeletion(t, client, pods) })
 	t.Run("deleted pod waits for finalizers", func(t *testing.T) { testFinalizerDeletion(t, client) })
 	t.Run("job completes", func(t *testing.T) { testJob(t, client) })
+	t.Run("images that cannot run", func(t *testing.T) { testFailingImages(t, client) })
 	assertKwokClean(t, c)
 
 	stopped = true
