@@ -109,8 +109,9 @@ func TestWebhookConfigurations(t *testing.T) {
 	}}}
 	// The engine's freezing webhooks must never block a workload no Rollout labelled; the module webhooks
 	// (CloneSet defaulting, pod readiness gates) have their own scoping, tested with them.
+	// The native DaemonSet's is the exception, as upstream's: TestNativeDaemonSetWebhookSelectsTemplateChanges.
 	freezing := map[string]bool{"mdeployment.kb.io": true, "mcloneset.kb.io": true, "mdaemonset.kb.io": true,
-		"mdaemonset-native.kb.io": true, "munifiedworload.kb.io": true}
+		"munifiedworload.kb.io": true}
 	var names []string
 	for _, w := range mutating.Webhooks {
 		names = append(names, w.Name)
@@ -190,15 +191,34 @@ func TestUnifiedMatchConditionsNameTheSkippedKinds(t *testing.T) {
 	}
 }
 
-// Every webhook that freezes workloads (those selecting the workload-type label) spares the manager's own
-// writes, naming the identity the chart replaces with its release's manager service account.
+// The native DaemonSet's webhook selects every DaemonSet (a template changed before the Rollout controller
+// labelled it must not roll every pod), but is called only for what can start a release.
+func TestNativeDaemonSetWebhookSelectsTemplateChanges(t *testing.T) {
+	mutating, _ := loadWebhookConfigurations(t)
+	i := slices.IndexFunc(mutating.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == "mdaemonset-native.kb.io" })
+	if i < 0 {
+		t.Fatal("no mdaemonset-native.kb.io")
+	}
+	w := mutating.Webhooks[i]
+	if w.ObjectSelector != nil && len(w.ObjectSelector.MatchExpressions)+len(w.ObjectSelector.MatchLabels) > 0 {
+		t.Errorf("objectSelector %v: a DaemonSet not labelled yet would not be held", w.ObjectSelector)
+	}
+	want := `object.spec.template != oldObject.spec.template || (has(object.metadata.labels) && 'rollouts.kruise.io/workload-type' in object.metadata.labels)`
+	if !slices.ContainsFunc(w.MatchConditions, func(c admissionregistrationv1.MatchCondition) bool { return c.Expression == want }) {
+		t.Errorf("matchConditions %+v lack %s", w.MatchConditions, want)
+	}
+}
+
+// Every webhook that freezes workloads spares the manager's own writes, naming the identity the chart
+// replaces with its release's manager service account.
 func TestWorkloadWebhooksSpareTheManager(t *testing.T) {
 	mutating, _ := loadWebhookConfigurations(t)
 	want := `request.userInfo.username != 'system:serviceaccount:flotilla-system:flotilla-manager'`
 	freezing := 0
 	for _, w := range mutating.Webhooks {
-		if w.ObjectSelector == nil || len(w.ObjectSelector.MatchExpressions) == 0 ||
-			w.ObjectSelector.MatchExpressions[0].Key != rolloutsv1beta1.WorkloadTypeLabel {
+		selectsLabelled := w.ObjectSelector != nil && len(w.ObjectSelector.MatchExpressions) > 0 &&
+			w.ObjectSelector.MatchExpressions[0].Key == rolloutsv1beta1.WorkloadTypeLabel
+		if !selectsLabelled && w.Name != "mdaemonset-native.kb.io" {
 			continue
 		}
 		freezing++

@@ -33,49 +33,52 @@ func (v *rolloutValidator) Handle(ctx context.Context, req admission.Request) ad
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("listing Rollouts: %w", err))
 	}
 	var errs field.ErrorList
+	var warnings []string
 	var err error
 	if req.Kind.Version == rolloutsv1alpha1.GroupVersion.Version {
-		errs, err = v.validateV1alpha1(req, others.Items)
+		errs, warnings, err = v.validateV1alpha1(req, others.Items)
 	} else {
-		errs, err = v.validateV1beta1(req, others.Items)
+		errs, warnings, err = v.validateV1beta1(req, others.Items)
 	}
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	if len(errs) > 0 {
-		return admission.Denied(errs.ToAggregate().Error())
+		return admission.Denied(errs.ToAggregate().Error()).WithWarnings(warnings...)
 	}
-	return admission.Allowed("")
+	return admission.Allowed("").WithWarnings(warnings...)
 }
 
-func (v *rolloutValidator) validateV1beta1(req admission.Request, others []rolloutsv1beta1.Rollout) (field.ErrorList, error) {
+func (v *rolloutValidator) validateV1beta1(req admission.Request, others []rolloutsv1beta1.Rollout) (field.ErrorList, []string, error) {
 	r := &rolloutsv1beta1.Rollout{}
 	if err := v.decode(req, req.Object, r); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	warnings := rolloutadmission.Warnings(r)
 	if req.Operation == admissionv1.Create {
-		return rolloutadmission.ValidateRollout(r, others, v.opts), nil
+		return rolloutadmission.ValidateRollout(r, others, v.opts), warnings, nil
 	}
 	old := &rolloutsv1beta1.Rollout{}
 	if err := v.decode(req, req.OldObject, old); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return rolloutadmission.ValidateRolloutUpdate(old, r, others, v.opts), nil
+	return rolloutadmission.ValidateRolloutUpdate(old, r, others, v.opts), warnings, nil
 }
 
-func (v *rolloutValidator) validateV1alpha1(req admission.Request, others []rolloutsv1beta1.Rollout) (field.ErrorList, error) {
+func (v *rolloutValidator) validateV1alpha1(req admission.Request, others []rolloutsv1beta1.Rollout) (field.ErrorList, []string, error) {
 	r := &rolloutsv1alpha1.Rollout{}
 	if err := v.decode(req, req.Object, r); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	warnings := rolloutadmission.V1alpha1Warnings(r)
 	if req.Operation == admissionv1.Create {
-		return rolloutadmission.ValidateV1alpha1Rollout(r, others, v.opts), nil
+		return rolloutadmission.ValidateV1alpha1Rollout(r, others, v.opts), warnings, nil
 	}
 	old := &rolloutsv1alpha1.Rollout{}
 	if err := v.decode(req, req.OldObject, old); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return rolloutadmission.ValidateV1alpha1RolloutUpdate(old, r, others, v.opts), nil
+	return rolloutadmission.ValidateV1alpha1RolloutUpdate(old, r, others, v.opts), warnings, nil
 }
 
 // decode reads one object of the request; the namespace comes from the request when the body omits it,

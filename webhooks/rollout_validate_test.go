@@ -115,6 +115,8 @@ type responseWant struct {
 	allowed bool
 	code    int32  // checked when not zero
 	message string // a substring of the result message, checked when not empty
+	// warning is a substring of the response's only warning, checked when not empty (none otherwise).
+	warning string
 }
 
 func checkResponse(t *testing.T, resp admission.Response, want responseWant) {
@@ -128,12 +130,20 @@ func checkResponse(t *testing.T, resp admission.Response, want responseWant) {
 	if want.message != "" && (resp.Result == nil || !strings.Contains(resp.Result.Message, want.message)) {
 		t.Errorf("result %+v, want a message containing %q", resp.Result, want.message)
 	}
+	switch {
+	case want.warning == "" && len(resp.Warnings) > 0:
+		t.Errorf("warnings %q, want none", resp.Warnings)
+	case want.warning != "" && (len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], want.warning)):
+		t.Errorf("warnings %q, want one containing %q", resp.Warnings, want.warning)
+	}
 }
 
 func TestRolloutValidatorHandle(t *testing.T) {
 	invalid := betaRollout("demo", "echo")
 	invalid.Spec.Strategy.Canary.Steps[0].Replicas = ptr.To(intstr.FromInt32(0))
-	invalid.Spec.WorkloadRef.Name = ""
+	invalid.Spec.WorkloadRef.Kind = ""
+	unrouted := betaRollout("demo", "echo")
+	unrouted.Spec.Strategy.Canary.Steps[0].Traffic = ptr.To("10%")
 	progressing := betaRollout("demo", "echo")
 	progressing.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
 	moved := progressing.DeepCopy()
@@ -150,7 +160,10 @@ func TestRolloutValidatorHandle(t *testing.T) {
 		{name: "valid create", req: request(t, admissionv1.Create, rolloutV1beta1GVK, betaRollout("demo", "echo"), nil),
 			want: responseWant{allowed: true}},
 		{name: "invalid create lists every error", req: request(t, admissionv1.Create, rolloutV1beta1GVK, invalid, nil),
-			want: responseWant{code: http.StatusForbidden, message: `[spec.workloadRef.name: Required value, spec.strategy.canary.steps[0].replicas: Invalid value: "0": must be greater than 0]`}},
+			want: responseWant{code: http.StatusForbidden, message: `[spec.workloadRef.kind: Required value, spec.strategy.canary.steps[0].replicas: Invalid value: "0": must be greater than 0]`}},
+		{name: "traffic without trafficRoutings is accepted with a warning, as upstream accepts it",
+			req:  request(t, admissionv1.Create, rolloutV1beta1GVK, unrouted, nil),
+			want: responseWant{allowed: true, warning: "spec.strategy.canary.steps[0].traffic: has no effect without spec.strategy.canary.trafficRoutings"}},
 		{name: "second Rollout for a workload", existing: []client.Object{existing},
 			req:  request(t, admissionv1.Create, rolloutV1beta1GVK, betaRollout("demo", "echo"), nil),
 			want: responseWant{message: "the workload is already released by Rollout first"}},

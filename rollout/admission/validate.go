@@ -75,8 +75,7 @@ func toHub(r *rolloutsv1alpha1.Rollout) (*rolloutsv1beta1.Rollout, naming, *fiel
 // validateHub runs every rule that does not compare with a previous version.
 func validateHub(r *rolloutsv1beta1.Rollout, others []rolloutsv1beta1.Rollout, opts Options, names naming) field.ErrorList {
 	refErrs := validateWorkloadRef(r, opts, names)
-	errs := append(validateRolloutAnnotations(r.Annotations), refErrs...)
-	errs = append(errs, validateStrategy(r, opts, names, len(refErrs) == 0)...)
+	errs := append(refErrs, validateStrategy(r, opts, names, len(refErrs) == 0)...)
 	return append(errs, conflicts(r, others, names.workloadRef)...)
 }
 

@@ -13,24 +13,21 @@ import (
 
 var annotationsPath = field.NewPath("metadata", "annotations")
 
-// validateRolloutAnnotations checks the Rollout annotations the engine parses.
-func validateRolloutAnnotations(annotations map[string]string) field.ErrorList {
-	v, ok := annotations[rolloutsv1beta1.RollbackInBatchAnnotation]
-	if !ok || v == "true" || v == "false" {
-		return nil
-	}
-	return field.ErrorList{field.NotSupported(annotationsPath.Key(rolloutsv1beta1.RollbackInBatchAnnotation),
-		v, []string{"true", "false"})}
-}
-
+// validateWorkloadRef checks the workload kind as upstream does: while the workload-type filter is on (the
+// default), the kind must be one the engine knows; with it off, any kind is taken, but a blue-green release
+// still needs a Deployment or a CloneSet.
 func validateWorkloadRef(r *rolloutsv1beta1.Rollout, opts Options, names naming) field.ErrorList {
 	ref, path := r.Spec.WorkloadRef, names.workloadRef
-	if ref == (rolloutsv1beta1.ObjectRef{}) {
+	if names.alpha && ref == (rolloutsv1beta1.ObjectRef{}) {
+		// v1alpha1's workloadRef is a pointer, and upstream requires it.
 		return field.ErrorList{field.Required(path, "")}
 	}
-	errs := requiredRefFields(ref, path)
+	var errs field.ErrorList
+	if opts.FilterWorkloadType {
+		errs = requiredRefFields(ref, path)
+	}
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil {
+	if err != nil && (opts.FilterWorkloadType || r.Spec.Strategy.BlueGreen != nil) {
 		errs = append(errs, field.Invalid(path.Child("apiVersion"), ref.APIVersion, err.Error()))
 	}
 	if len(errs) > 0 {
@@ -39,9 +36,11 @@ func validateWorkloadRef(r *rolloutsv1beta1.Rollout, opts Options, names naming)
 	return validateWorkloadKind(gv.WithKind(ref.Kind).GroupKind(), r, opts, path.Child("kind"))
 }
 
+// requiredRefFields needs the kind named; a missing name is only warned about (see Warnings), since upstream
+// accepts it.
 func requiredRefFields(ref rolloutsv1beta1.ObjectRef, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, f := range []struct{ name, value string }{{"apiVersion", ref.APIVersion}, {"kind", ref.Kind}, {"name", ref.Name}} {
+	for _, f := range []struct{ name, value string }{{"apiVersion", ref.APIVersion}, {"kind", ref.Kind}} {
 		if f.value == "" {
 			errs = append(errs, field.Required(path.Child(f.name), ""))
 		}
@@ -88,11 +87,7 @@ func validateStrategy(r *rolloutsv1beta1.Rollout, opts Options, names naming, re
 	}
 	base := strategyPath(r)
 	errs := validateSteps(s.GetSteps(), base.Child("steps"), c)
-	errs = append(errs, validateTrafficRoutings(s.GetTrafficRoutings(), base.Child("trafficRoutings"))...)
-	if !c.hasRouting && !usesTrafficRoutingObject(r) {
-		errs = append(errs, trafficWithoutRouting(s.GetSteps(), base, names)...)
-	}
-	return errs
+	return append(errs, validateTrafficRoutings(s.GetTrafficRoutings(), base.Child("trafficRoutings"))...)
 }
 
 // effectiveStyle is how the BatchRelease will release the workload: canary style exists for native
@@ -121,23 +116,6 @@ func usesTrafficRoutingObject(r *rolloutsv1beta1.Rollout) bool {
 	}
 	s := r.Spec.Strategy
 	return (s.Canary != nil && s.Canary.TrafficRoutingRef != "") || (s.BlueGreen != nil && s.BlueGreen.TrafficRoutingRef != "")
-}
-
-// trafficWithoutRouting rejects traffic and matches that nothing would apply. A v1alpha1 weight without
-// replicas is exempt: there it also sets the step's replicas.
-func trafficWithoutRouting(steps []rolloutsv1beta1.CanaryStep, base *field.Path, names naming) field.ErrorList {
-	var errs field.ErrorList
-	detail := fmt.Sprintf("requires %s to be set", base.Child("trafficRoutings"))
-	for i := range steps {
-		step := base.Child("steps").Index(i)
-		if steps[i].Traffic != nil && !names.derived(i) {
-			errs = append(errs, field.Forbidden(step.Child(names.trafficName()), detail))
-		}
-		if len(steps[i].Matches) > 0 {
-			errs = append(errs, field.Forbidden(step.Child("matches"), detail))
-		}
-	}
-	return errs
 }
 
 // conflicts rejects a second Rollout for the same workload in the namespace.

@@ -117,24 +117,19 @@ func validatePartitionLimit(s *rolloutsv1beta1.CanaryStep, i int, path *field.Pa
 		fmt.Sprintf("must not be greater than the partition percent limit %d%% in a partition-style release when the step has traffic or matches", c.limit))}
 }
 
-// validateReplicasOrder requires replicas never to decrease among steps of the same kind (integer or
-// percentage); the two kinds are not comparable without the workload's size.
+// validateReplicasOrder requires, as upstream does, that a step's replicas are not less than the step's
+// before it when both are of the same kind (integer or percentage); the two kinds are not comparable without
+// the workload's size. Steps further apart are only warned about (see Warnings).
 func validateReplicasOrder(steps []rolloutsv1beta1.CanaryStep, path *field.Path, names naming) field.ErrorList {
 	var errs field.ErrorList
-	last := map[bool]int{} // percentage? -> index of the last valid step of that kind
-	for i := range steps {
+	for i := 1; i < len(steps); i++ {
 		v, isPercent, ok := replicasNumber(steps[i].Replicas)
-		if !ok {
-			continue
+		prev, prevPercent, prevOK := replicasNumber(steps[i-1].Replicas)
+		if ok && prevOK && isPercent == prevPercent && v < prev {
+			errs = append(errs, field.Invalid(path.Index(i).Child(names.replicasName(i)),
+				names.replicasValue(i, steps[i].Replicas.String()),
+				fmt.Sprintf("must not be less than steps[%d].%s", i-1, names.replicasName(i-1))))
 		}
-		if j, seen := last[isPercent]; seen {
-			if prev, _, _ := replicasNumber(steps[j].Replicas); v < prev {
-				errs = append(errs, field.Invalid(path.Index(i).Child(names.replicasName(i)),
-					names.replicasValue(i, steps[i].Replicas.String()),
-					fmt.Sprintf("must not be less than steps[%d].%s", j, names.replicasName(j))))
-			}
-		}
-		last[isPercent] = i
 	}
 	return errs
 }

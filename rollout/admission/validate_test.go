@@ -73,6 +73,8 @@ type validateCase struct {
 	mutate func(r *rolloutsv1beta1.Rollout)
 	opts   *Options
 	want   []string
+	// warn are the warnings the case must get (none when nil).
+	warn []string
 }
 
 func runValidateCases(t *testing.T, cases []validateCase) {
@@ -94,6 +96,9 @@ func runValidateCases(t *testing.T, cases []validateCase) {
 			got := errorStrings(ValidateRollout(r, nil, opts))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.warn, Warnings(r)); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -161,9 +166,12 @@ func TestValidateRolloutAccepts(t *testing.T) {
 func TestValidateRolloutWorkloadRef(t *testing.T) {
 	runValidateCases(t, []validateCase{
 		{name: "missing", mutate: func(r *rolloutsv1beta1.Rollout) { r.Spec.WorkloadRef = rolloutsv1beta1.ObjectRef{} },
-			want: []string{"spec.workloadRef: Required value"}},
-		{name: "missing name", mutate: func(r *rolloutsv1beta1.Rollout) { r.Spec.WorkloadRef.Name = "" },
-			want: []string{"spec.workloadRef.name: Required value"}},
+			want: []string{"spec.workloadRef.apiVersion: Required value", "spec.workloadRef.kind: Required value"},
+			warn: []string{"spec.workloadRef.name: empty: the Rollout releases nothing until it names a workload"}},
+		{name: "missing without filtering is upstream's", opts: &Options{}, mutate: func(r *rolloutsv1beta1.Rollout) { r.Spec.WorkloadRef = rolloutsv1beta1.ObjectRef{} },
+			warn: []string{"spec.workloadRef.name: empty: the Rollout releases nothing until it names a workload"}},
+		{name: "missing name is accepted as upstream does", mutate: func(r *rolloutsv1beta1.Rollout) { r.Spec.WorkloadRef.Name = "" },
+			warn: []string{"spec.workloadRef.name: empty: the Rollout releases nothing until it names a workload"}},
 		{name: "missing apiVersion and kind", mutate: func(r *rolloutsv1beta1.Rollout) {
 			r.Spec.WorkloadRef.APIVersion, r.Spec.WorkloadRef.Kind = "", ""
 		}, want: []string{"spec.workloadRef.apiVersion: Required value", "spec.workloadRef.kind: Required value"}},
@@ -223,9 +231,9 @@ func TestValidateRolloutSteps(t *testing.T) {
 		{name: "decreasing integers", mutate: func(r *rolloutsv1beta1.Rollout) {
 			canarySteps(r, step(intReplicas(1)), step(intReplicas(2)), step(intReplicas(1)))
 		}, want: []string{`spec.strategy.canary.steps[2].replicas: Invalid value: "1": must not be less than steps[1].replicas`}},
-		{name: "decreasing percentages across an integer step", mutate: func(r *rolloutsv1beta1.Rollout) {
+		{name: "decreasing percentages across an integer step are only warned of", mutate: func(r *rolloutsv1beta1.Rollout) {
 			canarySteps(r, step(pctReplicas("50%")), step(intReplicas(3)), step(pctReplicas("20%")))
-		}, want: []string{`spec.strategy.canary.steps[2].replicas: Invalid value: "20%": must not be less than steps[0].replicas`}},
+		}, warn: []string{"spec.strategy.canary.steps[2].replicas: 20% is less than steps[0].replicas 50%: the step adds no pods"}},
 		{name: "invalid steps are left out of the order", mutate: func(r *rolloutsv1beta1.Rollout) {
 			canarySteps(r, step(intReplicas(3)), step(intReplicas(-1)), step(intReplicas(4)))
 		}, want: []string{`spec.strategy.canary.steps[1].replicas: Invalid value: "-1": must be greater than 0`}},
@@ -268,12 +276,12 @@ func TestValidateRolloutTraffic(t *testing.T) {
 			`in a partition-style release when the step has traffic or matches`}},
 		{name: "traffic without trafficRoutings", mutate: func(r *rolloutsv1beta1.Rollout) {
 			canarySteps(r, trafficStep(intReplicas(1), "5%"))
-		}, want: []string{"spec.strategy.canary.steps[0].traffic: Forbidden: requires spec.strategy.canary.trafficRoutings to be set"}},
+		}, warn: []string{"spec.strategy.canary.steps[0].traffic: has no effect without spec.strategy.canary.trafficRoutings"}},
 		{name: "matches without trafficRoutings", mutate: func(r *rolloutsv1beta1.Rollout) {
 			s := step(intReplicas(1))
 			s.Matches = []rolloutsv1beta1.HttpRouteMatch{{Headers: []gatewayv1.HTTPHeaderMatch{{Name: "x-canary", Value: "1"}}}}
 			canarySteps(r, s)
-		}, want: []string{"spec.strategy.canary.steps[0].matches: Forbidden: requires spec.strategy.canary.trafficRoutings to be set"}},
+		}, warn: []string{"spec.strategy.canary.steps[0].matches: has no effect without spec.strategy.canary.trafficRoutings"}},
 	})
 }
 
@@ -287,7 +295,11 @@ func TestValidateRolloutTrafficRoutings(t *testing.T) {
 		{name: "no service", mutate: routings(rolloutsv1beta1.TrafficRoutingRef{Ingress: &rolloutsv1beta1.IngressTrafficRouting{Name: "i"}}),
 			want: []string{"spec.strategy.canary.trafficRoutings[0].service: Required value"}},
 		{name: "no provider", mutate: routings(rolloutsv1beta1.TrafficRoutingRef{Service: "echo"}),
-			want: []string{"spec.strategy.canary.trafficRoutings[0]: Required value: one of ingress, gateway or customNetworkRefs is required"}},
+			want: []string{"spec.strategy.canary.trafficRoutings[0]: Required value: one of ingress, gateway or customNetworkRefs is required"},
+			warn: []string{"spec.strategy.canary.trafficRoutings[0]: names no ingress, gateway or customNetworkRefs: no traffic is routed"}},
+		{name: "an empty customNetworkRefs list is accepted as upstream does",
+			mutate: routings(rolloutsv1beta1.TrafficRoutingRef{Service: "echo", CustomNetworkRefs: []rolloutsv1beta1.ObjectRef{}}),
+			warn:   []string{"spec.strategy.canary.trafficRoutings[0]: names no ingress, gateway or customNetworkRefs: no traffic is routed"}},
 		{name: "ingress without name", mutate: routings(rolloutsv1beta1.TrafficRoutingRef{Service: "echo", Ingress: &rolloutsv1beta1.IngressTrafficRouting{ClassType: "nginx"}}),
 			want: []string{"spec.strategy.canary.trafficRoutings[0].ingress.name: Required value"}},
 		{name: "gateway without route", mutate: routings(rolloutsv1beta1.TrafficRoutingRef{Service: "echo", Gateway: &rolloutsv1beta1.GatewayTrafficRouting{HTTPRouteName: ptr.To("")}}),
@@ -307,20 +319,23 @@ func TestValidateRolloutAnnotations(t *testing.T) {
 	runValidateCases(t, []validateCase{
 		{name: "rollback-in-batch yes", mutate: func(r *rolloutsv1beta1.Rollout) {
 			r.Annotations = map[string]string{rolloutsv1beta1.RollbackInBatchAnnotation: "yes"}
-		}, want: []string{`metadata.annotations[rollouts.kruise.io/rollback-in-batch]: Unsupported value: "yes": supported values: "true", "false"`}},
+		}, warn: []string{`metadata.annotations[rollouts.kruise.io/rollback-in-batch]: "yes": only "true" turns rolling back in batches on; the Rollout rolls back at once`}},
 		{name: "rollback-in-batch empty", mutate: func(r *rolloutsv1beta1.Rollout) {
 			r.Annotations = map[string]string{rolloutsv1beta1.RollbackInBatchAnnotation: ""}
-		}, want: []string{`metadata.annotations[rollouts.kruise.io/rollback-in-batch]: Unsupported value: "": supported values: "true", "false"`}},
+		}, warn: []string{`metadata.annotations[rollouts.kruise.io/rollback-in-batch]: "": only "true" turns rolling back in batches on; the Rollout rolls back at once`}},
+		{name: "failureThreshold that is no number", mutate: func(r *rolloutsv1beta1.Rollout) {
+			r.Spec.Strategy.Canary.FailureThreshold = ptr.To(intstr.FromString("20"))
+		}, warn: []string{`spec.strategy.canary.failureThreshold: "20" is neither a number nor a percentage: no failed pod is tolerated`}},
 	})
 }
 
 func TestValidateRolloutErrorsAccumulate(t *testing.T) {
 	r := canaryRollout()
-	r.Spec.WorkloadRef.Name = ""
+	r.Spec.WorkloadRef.Kind = ""
 	canarySteps(r, step(intReplicas(0)), step(nil))
 	got := errorStrings(ValidateRollout(r, nil, DefaultOptions()))
 	want := []string{
-		"spec.workloadRef.name: Required value",
+		"spec.workloadRef.kind: Required value",
 		`spec.strategy.canary.steps[0].replicas: Invalid value: "0": must be greater than 0`,
 		"spec.strategy.canary.steps[1].replicas: Required value",
 	}

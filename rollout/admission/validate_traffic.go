@@ -27,7 +27,8 @@ func validateTrafficRouting(tr *rolloutsv1beta1.TrafficRoutingRef, path *field.P
 		errs = append(errs, field.Invalid(path.Child("gracePeriodSeconds"), int64(tr.GracePeriodSeconds),
 			"must be greater than or equal to 0"))
 	}
-	if tr.Ingress == nil && tr.Gateway == nil && len(tr.CustomNetworkRefs) == 0 {
+	// As upstream: an empty customNetworkRefs list counts as set (Warnings says it routes nothing).
+	if tr.Ingress == nil && tr.Gateway == nil && tr.CustomNetworkRefs == nil {
 		errs = append(errs, field.Required(path, "one of ingress, gateway or customNetworkRefs is required"))
 	}
 	if tr.Ingress != nil && tr.Ingress.Name == "" {

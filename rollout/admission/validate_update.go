@@ -27,7 +27,8 @@ func validateImmutable(old, r *rolloutsv1beta1.Rollout, names naming) field.Erro
 	if old.Spec.Strategy.GetRollingStyle() != r.Spec.Strategy.GetRollingStyle() {
 		errs = append(errs, field.Forbidden(names.stylePath(r), "the rolling style "+detail))
 	}
-	if len(old.Spec.Strategy.GetSteps()) != len(r.Spec.Strategy.GetSteps()) {
+	// Upstream freezes the number of steps of a v1beta1 Rollout only.
+	if !names.alpha && len(old.Spec.Strategy.GetSteps()) != len(r.Spec.Strategy.GetSteps()) {
 		errs = append(errs, field.Forbidden(strategyPath(r).Child("steps"), "the number of steps "+detail))
 	}
 	return errs

@@ -59,6 +59,7 @@ func TestValidateV1alpha1Rollout(t *testing.T) {
 		name   string
 		mutate func(r *rolloutsv1alpha1.Rollout)
 		want   []string
+		warn   []string
 	}{
 		{name: "weights without routing set replicas"},
 		{name: "weights with routing", mutate: withAlphaRouting},
@@ -124,18 +125,18 @@ func TestValidateV1alpha1Rollout(t *testing.T) {
 		}, want: []string{`spec.strategy.canary.steps[1].replicas: Invalid value: "1": must not be less than steps[0].replicas`}},
 		{name: "weight beside replicas without routing", mutate: func(r *rolloutsv1alpha1.Rollout) {
 			alphaSteps(r, weightReplicasStep(10, intReplicas(1)))
-		}, want: []string{"spec.strategy.canary.steps[0].weight: Forbidden: requires spec.strategy.canary.trafficRoutings to be set"}},
+		}, warn: []string{"spec.strategy.canary.steps[0].weight: has no effect without spec.strategy.canary.trafficRoutings"}},
 		{name: "matches without routing", mutate: func(r *rolloutsv1alpha1.Rollout) {
 			s := weightStep(10)
 			s.Matches = []rolloutsv1alpha1.HttpRouteMatch{{Headers: []gatewayv1.HTTPHeaderMatch{{Name: "x", Value: "y"}}}}
 			alphaSteps(r, s)
-		}, want: []string{"spec.strategy.canary.steps[0].matches: Forbidden: requires spec.strategy.canary.trafficRoutings to be set"}},
+		}, warn: []string{"spec.strategy.canary.steps[0].matches: has no effect without spec.strategy.canary.trafficRoutings"}},
 		{name: "routing without service", mutate: func(r *rolloutsv1alpha1.Rollout) {
 			r.Spec.Strategy.Canary.TrafficRoutings = []rolloutsv1alpha1.TrafficRoutingRef{{Ingress: &rolloutsv1alpha1.IngressTrafficRouting{Name: "i"}}}
 		}, want: []string{"spec.strategy.canary.trafficRoutings[0].service: Required value"}},
 		{name: "rollback-in-batch", mutate: func(r *rolloutsv1alpha1.Rollout) {
 			r.Annotations = map[string]string{rolloutsv1beta1.RollbackInBatchAnnotation: "True"}
-		}, want: []string{`metadata.annotations[rollouts.kruise.io/rollback-in-batch]: Unsupported value: "True": supported values: "true", "false"`}},
+		}, warn: []string{`metadata.annotations[rollouts.kruise.io/rollback-in-batch]: "True": only "true" turns rolling back in batches on; the Rollout rolls back at once`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,6 +147,9 @@ func TestValidateV1alpha1Rollout(t *testing.T) {
 			got := errorStrings(ValidateV1alpha1Rollout(r, nil, DefaultOptions()))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.warn, V1alpha1Warnings(r)); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -67,6 +68,10 @@ type WorkloadInfo struct {
 type Batch struct {
 	// DesiredUpdated is the number of updated pods the batch runs.
 	DesiredUpdated int32
+	// Share, when set, is the percentage of the workload DesiredUpdated came from. A control that can hold
+	// a percentage writes it instead, as upstream does, so the batch keeps its share when the workload
+	// scales.
+	Share *intstr.IntOrString
 	// PodLabels are the labels of the batch's pods (BatchPodLabels). A control whose workload can create
 	// pods with them says so to the workload; the release labels any pod that still lacks them.
 	PodLabels map[string]string

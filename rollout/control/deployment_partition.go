@@ -298,15 +298,31 @@ func partitionUpgraded(d *appsv1.Deployment, batch Batch) (map[string]string, er
 		return nil, fmt.Errorf("annotation %s: %w", rolloutsv1beta1.DeploymentStrategyAnnotation, err)
 	}
 	changes := map[string]string{}
-	desired := batch.DesiredUpdated
-	if current < desired && (s.Partition.Type != intstr.Int || s.Partition.IntVal < desired) {
-		s.Partition = intstr.FromInt32(desired)
+	if want, raise := raisedPartition(s.Partition, current, batch, partitionReplicasOf(d)); raise {
+		s.Partition = want
 		changes[rolloutsv1beta1.DeploymentStrategyAnnotation] = partitionStrategyJSON(s)
 	}
 	if len(batch.PodLabels) > 0 && !maps.Equal(BatchPodLabelsFrom(d.Annotations), batch.PodLabels) {
 		changes[BatchPodLabelsAnnotation] = EncodeBatchPodLabels(batch.PodLabels)
 	}
 	return changes, nil
+}
+
+// raisedPartition is the partition that lets batch's pods be updated, and whether it is higher than current
+// (what the partition in place resolves to). A batch given as a percentage is written as that percentage,
+// so the Advanced Deployment controller keeps the share when the Deployment scales mid-release; a partition
+// never goes down.
+func raisedPartition(partition intstr.IntOrString, current int32, batch Batch, replicas int32) (intstr.IntOrString, bool) {
+	desired := batch.DesiredUpdated
+	if current >= desired || (partition.Type == intstr.Int && partition.IntVal >= desired) {
+		return partition, false
+	}
+	if batch.Share != nil {
+		if n, err := PartitionedReplicas(*batch.Share, replicas); err == nil && n == desired {
+			return *batch.Share, true
+		}
+	}
+	return intstr.FromInt32(desired), true
 }
 
 // partitionFinalized is d released by the control: resumed with its saved rolling update restored and every

@@ -134,6 +134,7 @@ func TestPartitionUpgraded(t *testing.T) {
 		name      string
 		partition string
 		desired   int32
+		share     string            // the batch's percentage, if any
 		labels    map[string]string // the batch's pod labels
 		recorded  string            // the BatchPodLabelsAnnotation before
 		// wantStrategy ends the new strategy annotation; wantLabels is the new pod labels annotation; ""
@@ -149,6 +150,11 @@ func TestPartitionUpgraded(t *testing.T) {
 			wantStrategy: `"partition":5}`, wantLabels: `{"rollouts.kruise.io/rollout-batch-id":"2","rollouts.kruise.io/rollout-id":"v2"}`},
 		{name: "labels already recorded", partition: "1", desired: 5, labels: batch2,
 			recorded: EncodeBatchPodLabels(batch2), wantStrategy: `"partition":5}`},
+		{name: "a percentage batch is written as its percentage", partition: "1", desired: 4, share: "40%",
+			wantStrategy: `"partition":"40%"}`},
+		{name: "the same percentage in place stays", partition: `"40%"`, desired: 4, share: "40%"},
+		{name: "a share that is not the desired count is written as the count", partition: "1", desired: 5, share: "40%",
+			wantStrategy: `"partition":5}`},
 		{name: "new labels without a new partition", partition: "5", desired: 5, labels: batch2,
 			recorded: EncodeBatchPodLabels(BatchPodLabels("v2", 0)), wantLabels: EncodeBatchPodLabels(batch2)},
 	}
@@ -158,7 +164,11 @@ func TestPartitionUpgraded(t *testing.T) {
 			if tt.recorded != "" {
 				d.Annotations[BatchPodLabelsAnnotation] = tt.recorded
 			}
-			got, err := partitionUpgraded(d, Batch{DesiredUpdated: tt.desired, PodLabels: tt.labels})
+			batch := Batch{DesiredUpdated: tt.desired, PodLabels: tt.labels}
+			if tt.share != "" {
+				batch.Share = ptr.To(intstr.FromString(tt.share))
+			}
+			got, err := partitionUpgraded(d, batch)
 			if err != nil {
 				t.Fatal(err)
 			}

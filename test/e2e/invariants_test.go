@@ -21,9 +21,11 @@ type podWatch struct {
 	maxPods, maxAll int
 	minReady        int
 	seen            map[types.UID]string
-	last            map[types.UID]bool
-	stop            context.CancelFunc
-	done            chan struct{}
+	// versions holds the VERSION each seen pod ran.
+	versions map[types.UID]string
+	last     map[types.UID]bool
+	stop     context.CancelFunc
+	done     chan struct{}
 	// podDeletes is the manager's count of pod deletions sent when the watch started.
 	podDeletes int
 }
@@ -39,7 +41,7 @@ func watchAppPods(ctx context.Context, ns string) *podWatch {
 
 func watchSelected(ctx context.Context, ns, selector string) *podWatch {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &podWatch{minReady: -1, seen: map[types.UID]string{}, stop: cancel, done: make(chan struct{}), podDeletes: managerPodDeletes(ctx)}
+	w := &podWatch{minReady: -1, seen: map[types.UID]string{}, versions: map[types.UID]string{}, stop: cancel, done: make(chan struct{}), podDeletes: managerPodDeletes(ctx)}
 	go func() {
 		defer GinkgoRecover()
 		defer close(w.done)
@@ -67,6 +69,7 @@ func (w *podWatch) sample(pods []corev1.Pod) {
 			}
 		}
 		w.seen[pods[i].UID] = pods[i].Name
+		w.versions[pods[i].UID] = versionOf(pods[i].Spec.Containers[0])
 		w.last[pods[i].UID] = true
 	}
 	w.maxPods, w.maxAll = max(w.maxPods, active), max(w.maxAll, len(pods))
@@ -103,6 +106,19 @@ func (w *podWatch) expect(ctx context.Context, ns string, maxPods, minReady int,
 	// manager's own count of pod deletions during the watch stands in for it (less those its events named).
 	budget := deleted.replicaSetUncounted + max(managerPodDeletes(ctx)-w.podDeletes-w.namedGone(deleted.byCloneSet), 0)
 	Expect(len(unnamed)).To(BeNumerically("<=", budget), "pods disappeared without being deleted: %v", unnamed)
+}
+
+// created counts the pods of a version the watch has seen so far, gone or not.
+func (w *podWatch) created(version string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, v := range w.versions {
+		if v == version {
+			n++
+		}
+	}
+	return n
 }
 
 // namedGone counts the pods the watch saw go that names holds.

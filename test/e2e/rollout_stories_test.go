@@ -128,8 +128,15 @@ func (s *story) waitPods(ctx context.Context, want map[string]int) {
 		WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(poll).Should(Equal(want))
 }
 
-// rollout creates the v1beta1 Rollout from the YAML of its spec.strategy.
+// rollout creates the v1beta1 Rollout from the YAML of its spec.strategy and waits for it to be Healthy.
 func (s *story) rollout(ctx context.Context, strategy string) {
+	GinkgoHelper()
+	s.rolloutNoWait(ctx, strategy)
+	s.waitPhase(ctx, "Healthy")
+}
+
+// rolloutNoWait creates the v1beta1 Rollout and returns at once, as a script that applies its manifests does.
+func (s *story) rolloutNoWait(ctx context.Context, strategy string) {
 	GinkgoHelper()
 	doc := fmt.Sprintf("apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  workloadRef:\n    apiVersion: %s\n    kind: %s\n    name: %s\n  strategy:\n%s",
 		appName, s.ns, s.workloadAPIVersion(), s.kind, appName, indent(strategy, 4))
@@ -137,7 +144,6 @@ func (s *story) rollout(ctx context.Context, strategy string) {
 	Expect(yaml.Unmarshal([]byte(doc), &obj.Object)).To(Succeed())
 	_, err := dyn.Resource(rolloutsV1beta1).Namespace(s.ns).Create(ctx, obj, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	s.waitPhase(ctx, "Healthy")
 }
 
 func indent(text string, n int) string {

@@ -224,7 +224,12 @@ var _ = Describe("Rollout of a Deployment in batches", Ordered, func() {
 		waitPods(ctx, ns, podCounts{Updated: 1, Stable: 9, Ready: 10})
 		Expect(getDeployment(ctx, ns, "workload").Spec.Paused).To(BeTrue(), "the Deployment is frozen during the release")
 		expectRolloutEvent(ctx, ns, "upgrade step(1) canary pods with new versions done")
-		Expect(kstatusOf(ctx, ns)).To(Equal(kstatus.FailedStatus), "kstatus sees a Rollout waiting for approval as stalled")
+		Expect(kstatusOf(ctx, ns)).To(Equal(kstatus.InProgressStatus),
+			"kstatus sees a Rollout waiting for approval in progress: a healthy gate, not a failure")
+		Expect(readCondition(ctx, ns, "rollout", "Reconciling")).To(Equal(
+			"True/AwaitingApproval: Rollout is in step(1/3), and you need manually confirm to enter the next step; " +
+				"to continue: kubectl kruise rollout approve rollout/rollout -n " + ns))
+		Expect(readCondition(ctx, ns, "rollout", "Stalled")).To(BeEmpty())
 		Consistently(func() podCounts { return deploymentPods(ctx, ns, "version-2") }).
 			WithContext(ctx).WithTimeout(3*time.Second).WithPolling(poll).Should(Equal(podCounts{Updated: 1, Stable: 9, Ready: 10}),
 			"nothing moves without an approval")

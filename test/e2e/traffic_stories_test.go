@@ -185,7 +185,8 @@ spec:
       paths:
       - {path: /, pathType: Prefix, backend: {service: {name: app, port: {number: 80}}}}`)
 		s.waitStep(ctx, "Progressing 1/StepPaused")
-		Expect(s.condition(ctx, "Stalled")).To(HavePrefix("True/AwaitingApproval"))
+		Expect(s.condition(ctx, "Stalled")).To(BeEmpty(), "the traffic failure is over")
+		Expect(s.condition(ctx, "Reconciling")).To(HavePrefix("True/AwaitingApproval"))
 	})
 })
 
@@ -199,6 +200,19 @@ func (w trafficWorld) expectNoCanaryService(ctx context.Context, service string)
 // condition is a Rollout condition as "status/reason: message".
 func (s *story) condition(ctx context.Context, t string) string {
 	conds, _, _ := unstructured.NestedSlice(s.status(ctx), "conditions")
+	return conditionIn(conds, t)
+}
+
+// readCondition is the condition of a type of a Rollout, as "status/reason: message" ("" when absent).
+func readCondition(ctx context.Context, ns, name, t string) string {
+	GinkgoHelper()
+	obj, err := dyn.Resource(rolloutsV1beta1).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	return conditionIn(conds, t)
+}
+
+func conditionIn(conds []any, t string) string {
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
 		if m["type"] == t {

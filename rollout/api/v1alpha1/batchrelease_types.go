@@ -28,7 +28,6 @@ type ReleasePlan struct {
 	// ready: an absolute number or a percentage.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
 	FailureThreshold *intstr.IntOrString `json:"failureThreshold,omitempty"`
 	// FinalizingPolicy is what finalising waits for; empty means Immediate.
 	// +optional
@@ -62,7 +61,6 @@ type ReleaseBatch struct {
 	// CanaryReplicas is the number of upgraded pods this batch reaches: an absolute number or a
 	// percentage of the workload's replicas.
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
 	CanaryReplicas intstr.IntOrString `json:"canaryReplicas"`
 }
 

@@ -64,7 +64,6 @@ type CanaryStrategy struct {
 	// complete: an absolute number or a percentage. Nil means the workload's maxUnavailable.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
 	FailureThreshold *intstr.IntOrString `json:"failureThreshold,omitempty"`
 	// PatchPodTemplateMetadata is merged into the pod template metadata of the canary Deployment.
 	// +optional
@@ -91,7 +90,6 @@ type CanaryStep struct {
 	// percentage. When unset, the weight is used as a percentage.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
 	Replicas *intstr.IntOrString `json:"replicas,omitempty"`
 	// Pause ends the step: after a duration, or by approval when no duration is set.
 	// +optional

@@ -60,7 +60,6 @@ type BlueGreenStrategy struct {
 	// complete: an absolute number or a percentage. Nil means the workload's maxUnavailable.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
 	FailureThreshold *intstr.IntOrString `json:"failureThreshold,omitempty"`
 	// TrafficRoutingRef names a TrafficRouting object. Kept for compatibility: the annotation
 	// rollouts.kruise.io/trafficrouting is what selects a TrafficRouting.
@@ -85,7 +84,6 @@ type CanaryStrategy struct {
 	// complete: an absolute number or a percentage. Nil means the workload's maxUnavailable.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
 	FailureThreshold *intstr.IntOrString `json:"failureThreshold,omitempty"`
 	// PatchPodTemplateMetadata is merged into the pod template metadata of the canary Deployment
 	// (canary-style Deployment releases only).
@@ -121,7 +119,6 @@ type CanaryStep struct {
 	// percentage of the workload's replicas.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
 	Replicas *intstr.IntOrString `json:"replicas,omitempty"`
 	// Pause ends the step: after a duration, or by approval when no duration is set.
 	// +optional
@@ -132,7 +129,6 @@ type CanaryStep struct {
 type TrafficRoutingStrategy struct {
 	// Traffic is the percentage of traffic routed to the new revision, e.g. "5%".
 	// +optional
-	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
 	Traffic *string `json:"traffic,omitempty"`
 	// RequestHeaderModifier rewrites request headers (set, add, remove) of the routed requests.
 	// +optional

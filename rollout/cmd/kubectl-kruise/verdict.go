@@ -38,12 +38,14 @@ type verdict struct {
 	Reason  string
 }
 
-// Reasons of the Stalled condition that mean a person must act but nothing failed.
+// Reasons that mean a person must act but nothing failed. Flotilla reports them on its Reconciling condition;
+// older managers reported them on Stalled, which is still read so that one is judged right too.
 const (
 	stalledAwaitingApproval = "AwaitingApproval"
 	stalledPaused           = "Paused"
 	msgWorkloadNotFound     = "Workload Not Found"
 	conditionStalled        = rolloutsv1beta1.RolloutConditionType("Stalled")
+	conditionReconciling    = rolloutsv1beta1.RolloutConditionType("Reconciling")
 )
 
 // decide reads upstream's fields first (phase, step state, spec.strategy.paused, the Succeeded condition)
@@ -111,14 +113,16 @@ func doneReason(st *rolloutsv1beta1.RolloutStatus) string {
 }
 
 // awaitingApproval: the current step is paused without a duration (and is not the last canary step at
-// 100%, which never waits), or the controller says so through its Stalled condition.
+// 100%, which never waits), or the controller says so through its Reconciling condition.
 func awaitingApproval(ro *rolloutsv1beta1.Rollout) (int32, bool) {
 	sub := ro.Status.GetSubStatus()
 	if sub == nil {
 		return 0, false
 	}
-	if c := condition(ro.Status.Conditions, conditionStalled); c != nil && c.Status == corev1.ConditionTrue && c.Reason == stalledAwaitingApproval {
-		return sub.CurrentStepIndex, true
+	for _, t := range []rolloutsv1beta1.RolloutConditionType{conditionReconciling, conditionStalled} {
+		if c := condition(ro.Status.Conditions, t); c != nil && c.Status == corev1.ConditionTrue && c.Reason == stalledAwaitingApproval {
+			return sub.CurrentStepIndex, true
+		}
 	}
 	if sub.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
 		return 0, false

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/rand"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
@@ -82,11 +83,20 @@ func readyNeeded(in ReadyInput) int32 {
 	if in.Desired <= 0 {
 		return 0
 	}
-	tolerated := int32(0)
-	if in.FailureThreshold != nil {
-		tolerated = ScaledReplicas(in.FailureThreshold, in.Desired)
+	return max(in.Desired-toleratedFailures(in.FailureThreshold, in.Desired), 1)
+}
+
+// toleratedFailures is how many of desired pods failureThreshold excuses; none when it is unset or is not a
+// number or a percentage (admission warns of such a value, as upstream accepts it).
+func toleratedFailures(threshold *intstr.IntOrString, desired int32) int32 {
+	if threshold == nil {
+		return 0
 	}
-	return max(in.Desired-tolerated, 1)
+	n, err := intstr.GetScaledValueFromIntOrPercent(threshold, int(desired), true)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return int32(min(n, int(desired))) //nolint:gosec // bounded by desired
 }
 
 // ReadyWanted is the number of updated ready pods below which BatchReady cannot hold whatever else changes,
@@ -110,15 +120,39 @@ func hashAtPartition(p rolloutsv1beta1.ReleasePlan, partition *int32) string {
 	return ReleasePlanHash(p)
 }
 
-// StepsHash is the step-plan hash kept in the rollouts.kruise.io/hash annotation: the steps without pauses,
-// so that editing a pause does not restart a release.
-func StepsHash(steps []rolloutsv1beta1.CanaryStep) string {
+// RolloutHash is the step-plan hash a Rollout carries in its rollouts.kruise.io/hash annotation and its status
+// rolloutHash, made as upstream makes it: the canary or blue-green strategy without its failureThreshold and
+// without the steps' pauses, so that editing a pause or the threshold does not count as a new plan.
+func RolloutHash(s rolloutsv1beta1.RolloutStrategy) string {
+	var v any
+	switch {
+	case s.BlueGreen != nil:
+		bg := s.BlueGreen.DeepCopy()
+		bg.FailureThreshold, bg.Steps = nil, withoutPauses(bg.Steps)
+		v = bg
+	case s.Canary != nil:
+		c := s.Canary.DeepCopy()
+		c.FailureThreshold, c.Steps = nil, withoutPauses(c.Steps)
+		v = c
+	default:
+		return ""
+	}
+	return rand.SafeEncodeString(hashJSON(v))
+}
+
+// legacyStepsHash is the rolloutHash that earlier releases of Flotilla wrote (the steps alone); a release in
+// flight across an upgrade is not a changed plan.
+func legacyStepsHash(steps []rolloutsv1beta1.CanaryStep) string {
+	return hashJSON(withoutPauses(steps))[:16]
+}
+
+func withoutPauses(steps []rolloutsv1beta1.CanaryStep) []rolloutsv1beta1.CanaryStep {
 	stripped := make([]rolloutsv1beta1.CanaryStep, len(steps))
 	for i, s := range steps {
 		stripped[i] = *s.DeepCopy()
 		stripped[i].Pause = rolloutsv1beta1.RolloutPause{}
 	}
-	return hashJSON(stripped)[:16]
+	return stripped
 }
 
 func hashJSON(v any) string {

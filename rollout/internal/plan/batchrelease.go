@@ -4,6 +4,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
@@ -52,8 +53,11 @@ type BatchDecision struct {
 	Status         rolloutsv1beta1.BatchReleaseStatus
 	Action         BatchAction
 	DesiredUpdated int32
-	RequeueAfter   time.Duration
-	Event          string
+	// Share is the batch's canaryReplicas when it is a percentage of the whole workload: a control that can
+	// hold a percentage (the Advanced Deployment's partition) keeps the batch's share when the workload scales.
+	Share        *intstr.IntOrString
+	RequeueAfter time.Duration
+	Event        string
 	// BatchReady is true when the current batch became ready with this decision.
 	BatchReady bool
 	// ReadyWanted, when not 0, is the number of updated pods that must be ready before the current batch
@@ -207,8 +211,21 @@ func upgrade(d BatchDecision, w BatchWorld) BatchDecision {
 	d.Status.CanaryStatus.BatchReadyTime = nil
 	d.Action = ActionUpgrade
 	d.DesiredUpdated = RollbackTarget(w.Plan, d.Status.CanaryStatus.CurrentBatch, w.Workload.Replicas, d.Status.CanaryStatus.NoNeedUpdateReplicas)
+	d.Share = batchShare(w.Plan, d.Status.CanaryStatus)
 	d.RequeueAfter = VerifyInterval
 	return d
+}
+
+// batchShare is the current batch's canaryReplicas when it is a percentage of the whole workload (not of the
+// pods a rollback in batches moves back), else nil.
+func batchShare(p rolloutsv1beta1.ReleasePlan, cs rolloutsv1beta1.BatchReleaseCanaryStatus) *intstr.IntOrString {
+	if cs.NoNeedUpdateReplicas != nil || int(cs.CurrentBatch) >= len(p.Batches) || cs.CurrentBatch < 0 {
+		return nil
+	}
+	if r := p.Batches[cs.CurrentBatch].CanaryReplicas; r.Type == intstr.String {
+		return &r
+	}
+	return nil
 }
 
 func verify(d BatchDecision, w BatchWorld) BatchDecision {

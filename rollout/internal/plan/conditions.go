@@ -33,9 +33,11 @@ const (
 
 // Health is how a Rollout stands, as kstatus should see it.
 type Health struct {
-	// Stalled: the Rollout cannot move without a person (approval, resume, a missing workload, bad input).
+	// Stalled: the Rollout cannot move because something is wrong (a missing workload, bad input, a batch
+	// or route that cannot be made); kstatus reports it Failed.
 	Stalled bool
-	// Reconciling: the Rollout is moving by itself.
+	// Reconciling: a release is under way, moving by itself or waiting at a gate a person opens (approval,
+	// resume); kstatus reports it InProgress.
 	Reconciling bool
 	Reason      string
 	Message     string

@@ -82,15 +82,48 @@ func TestReadyWantedIsBatchReadysThreshold(t *testing.T) {
 	}
 }
 
-func TestStepsHashIgnoresPauses(t *testing.T) {
-	a := []rolloutsv1beta1.CanaryStep{replicas("1"), replicas("100%")}
-	b := []rolloutsv1beta1.CanaryStep{withPause(replicas("1"), 30), replicas("100%")}
-	c := []rolloutsv1beta1.CanaryStep{replicas("2"), replicas("100%")}
-	if StepsHash(a) != StepsHash(b) {
-		t.Error("a pause change must not change the step-plan hash")
+func TestRolloutHash(t *testing.T) {
+	canary := func(steps ...rolloutsv1beta1.CanaryStep) rolloutsv1beta1.RolloutStrategy {
+		return rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{Steps: steps}}
 	}
-	if StepsHash(a) == StepsHash(c) {
-		t.Error("a replicas change must change the step-plan hash")
+	a := canary(replicas("1"), replicas("100%"))
+	paused := canary(withPause(replicas("1"), 30), replicas("100%"))
+	threshold := canary(replicas("1"), replicas("100%"))
+	threshold.Canary.FailureThreshold = ptr.To(intstr.FromString("20%"))
+	more := canary(replicas("2"), replicas("100%"))
+	routed := canary(replicas("1"), replicas("100%"))
+	routed.Canary.TrafficRoutings = []rolloutsv1beta1.TrafficRoutingRef{{Service: "web"}}
+	if RolloutHash(a) != RolloutHash(paused) || RolloutHash(a) != RolloutHash(threshold) {
+		t.Error("a pause or failureThreshold change must not change the hash")
+	}
+	if RolloutHash(a) == RolloutHash(more) || RolloutHash(a) == RolloutHash(routed) {
+		t.Error("other replicas or other traffic routings must change the hash")
+	}
+	// Upstream's form: a hex SHA-256 mapped onto rand.SafeEncodeString's alphabet, which has no vowels.
+	if h := RolloutHash(a); len(h) != 64 || strings.ContainsAny(h, "aeiou01") {
+		t.Errorf("hash %q is not in upstream's form", h)
+	}
+	if RolloutHash(rolloutsv1beta1.RolloutStrategy{}) != "" {
+		t.Error("an empty strategy has no hash")
+	}
+}
+
+// A release in flight when Flotilla is upgraded carries the earlier form of the hash: it takes the new one
+// without restarting its step.
+func TestLegacyHashIsNotAPlanChange(t *testing.T) {
+	s := newSim(t, replicas("1"), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.reconcile("batch 1 ready")
+	sub := s.status.GetSubStatus()
+	sub.RolloutHash = legacyStepsHash(s.spec.Strategy.GetSteps())
+	d := s.reconcile("upgraded")
+	if got := s.status.GetSubStatus(); got.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused || got.RolloutHash != RolloutHash(s.spec.Strategy) {
+		t.Errorf("after the upgrade: state %s, hash %q", got.CurrentStepState, got.RolloutHash)
+	}
+	if len(d.Events) != 0 {
+		t.Errorf("events %q, want none", d.Events)
 	}
 }
 
@@ -109,7 +142,7 @@ func TestAdvanceJumps(t *testing.T) {
 		"backward jump":       {at(3, 1), 1, 2, rolloutsv1beta1.CanaryStepStateUpgrade},
 		"out of range":        {at(2, 9), 2, 3, rolloutsv1beta1.CanaryStepStatePaused},
 		"zero is corrected":   {at(2, 0), 2, 3, rolloutsv1beta1.CanaryStepStatePaused},
-		"self is corrected":   {at(2, 2), 2, 3, rolloutsv1beta1.CanaryStepStatePaused},
+		"self restarts":       {at(2, 2), 2, 3, rolloutsv1beta1.CanaryStepStateUpgrade},
 		"carry on":            {at(2, 3), 2, 3, rolloutsv1beta1.CanaryStepStatePaused},
 		"last 100% step ends": {at(3, -1), 3, -1, rolloutsv1beta1.CanaryStepStateCompleted},
 		"negative is ignored": {at(1, -5), 1, 2, rolloutsv1beta1.CanaryStepStatePaused},
@@ -120,6 +153,30 @@ func TestAdvanceJumps(t *testing.T) {
 			t.Errorf("%s: got %d/%d %s, want %d/%d %s", name, got.CurrentStepIndex, got.NextStepIndex, got.CurrentStepState,
 				tc.wantCur, tc.wantNext, tc.wantState)
 		}
+	}
+}
+
+// A jump written while a timed pause runs out wins: the release goes to the step named, and a jump to the
+// current step starts its pause over instead of letting the old one end it.
+func TestJumpWinsOverAnExpiringPause(t *testing.T) {
+	steps := []rolloutsv1beta1.CanaryStep{withPause(replicas("1"), 10), withPause(replicas("50%"), 10), replicas("100%")}
+	paused := func(next int32) rolloutsv1beta1.CommonStatus {
+		return rolloutsv1beta1.CommonStatus{CurrentStepIndex: 1, NextStepIndex: next, CurrentStepState: rolloutsv1beta1.CanaryStepStatePaused,
+			LastUpdateTime: ptrTime(t0)}
+	}
+	expired := t0.Add(10 * time.Second)
+	w := StepWorld{Now: expired, Steps: steps, ReadyStep: 3, NoTraffic: true}
+	if got := Advance(paused(3), w).Status; got.CurrentStepIndex != 3 {
+		t.Errorf("jump to step 3 at the pause's end: at step %d %s", got.CurrentStepIndex, got.CurrentStepState)
+	}
+	res := Advance(paused(1), w)
+	if got := res.Status; got.CurrentStepIndex != 1 || got.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused ||
+		!got.LastUpdateTime.Time.Equal(expired) || res.RequeueAfter != 10*time.Second {
+		t.Errorf("jump to the current step at the pause's end: step %d %s since %v, requeue %v; want step 1 paused 10s from %v",
+			got.CurrentStepIndex, got.CurrentStepState, got.LastUpdateTime, res.RequeueAfter, expired)
+	}
+	if got := Advance(paused(2), w).Status; got.CurrentStepIndex != 2 {
+		t.Errorf("no jump: the expired pause moves on to step 2, got %d", got.CurrentStepIndex)
 	}
 }
 
@@ -151,22 +208,22 @@ func TestKStatusConditionsKeepForeignOnes(t *testing.T) {
 	if GetCondition(conds, "example.com/Gate") == nil {
 		t.Fatal("a foreign condition was dropped")
 	}
-	conds = KStatusConditions(conds, Health{Stalled: true, Reason: ReasonAwaitingApproval}, t0.Add(time.Minute))
-	if c := GetCondition(conds, ConditionStalled); c == nil || c.Reason != ReasonAwaitingApproval {
+	conds = KStatusConditions(conds, Health{Stalled: true, Reason: ReasonBatchReleaseFailed}, t0.Add(time.Minute))
+	if c := GetCondition(conds, ConditionStalled); c == nil || c.Reason != ReasonBatchReleaseFailed {
 		t.Fatalf("Stalled = %+v", c)
 	}
 	if GetCondition(conds, ConditionReconciling) != nil {
 		t.Error("Reconciling must be removed while stalled")
 	}
 	withForeign := append(RemoveCondition(conds, ConditionStalled), foreign)
-	for _, h := range []Health{{Stalled: true, Reason: ReasonAwaitingApproval}, {Reconciling: true, Reason: ReasonProgressing}, {Reason: ReasonCompleted}} {
+	for _, h := range []Health{{Stalled: true, Reason: ReasonBatchReleaseFailed}, {Reconciling: true, Reason: ReasonProgressing}, {Reason: ReasonCompleted}} {
 		got := KStatusConditions(withForeign, h, t0.Add(2*time.Minute))
 		if c := GetCondition(got, ConditionStalled); c == nil || *c != foreign {
 			t.Errorf("health %+v: a foreign Stalled condition became %+v", h, c)
 		}
 	}
 	ready := GetCondition(conds, ConditionReady)
-	again := KStatusConditions(conds, Health{Stalled: true, Reason: ReasonAwaitingApproval}, t0.Add(time.Hour))
+	again := KStatusConditions(conds, Health{Stalled: true, Reason: ReasonBatchReleaseFailed}, t0.Add(time.Hour))
 	if GetCondition(again, ConditionReady).LastUpdateTime != ready.LastUpdateTime {
 		t.Error("an unchanged condition must keep its timestamps")
 	}
@@ -194,6 +251,25 @@ func brPlan(partition *int32, batches ...string) rolloutsv1beta1.ReleasePlan {
 		p.Batches = append(p.Batches, rolloutsv1beta1.ReleaseBatch{CanaryReplicas: intstr.Parse(b)})
 	}
 	return p
+}
+
+// A batch given as a percentage of the workload passes its share to the control; a whole number, or a
+// rollback in batches (whose percentage is of the pods moved back), passes none.
+func TestBatchShare(t *testing.T) {
+	p := brPlan(ptr.To[int32](2), "1", "50%", "100%")
+	at := func(batch int32, noNeed *int32) rolloutsv1beta1.BatchReleaseCanaryStatus {
+		return rolloutsv1beta1.BatchReleaseCanaryStatus{CurrentBatch: batch, NoNeedUpdateReplicas: noNeed}
+	}
+	if got := batchShare(p, at(1, nil)); got == nil || got.String() != "50%" {
+		t.Errorf("batch 1 share = %v, want 50%%", got)
+	}
+	for name, cs := range map[string]rolloutsv1beta1.BatchReleaseCanaryStatus{
+		"a whole number": at(0, nil), "a rollback in batches": at(1, ptr.To[int32](2)), "past the plan": at(5, nil),
+	} {
+		if got := batchShare(p, cs); got != nil {
+			t.Errorf("%s: share %v, want none", name, got)
+		}
+	}
 }
 
 func TestPlanBatchRelease(t *testing.T) {

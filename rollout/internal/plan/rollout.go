@@ -87,10 +87,12 @@ func ObserveBatch(br *rolloutsv1beta1.BatchRelease) *BatchObs {
 
 // RolloutWorld is everything the Rollout planner reads.
 type RolloutWorld struct {
-	Now        time.Time
-	Generation int64
-	Spec       rolloutsv1beta1.RolloutSpec
-	Deleting   bool
+	Now time.Time
+	// Name and Namespace name the Rollout, for the commands its messages suggest.
+	Name, Namespace string
+	Generation      int64
+	Spec            rolloutsv1beta1.RolloutSpec
+	Deleting        bool
 	// Workload is nil when the workload does not exist; Batch is nil when no BatchRelease exists.
 	Workload *WorkloadObs
 	Batch    *BatchObs
@@ -144,9 +146,45 @@ func PlanRollout(st rolloutsv1beta1.RolloutStatus, w RolloutWorld) RolloutDecisi
 	d.Status.ObservedGeneration = w.Generation
 	mirrorStep(&d.Status)
 	if !d.waiting {
+		observeWorkload(&d.Status, w.Workload)
 		d.Status.Conditions = KStatusConditions(d.Status.Conditions, d.Health, w.Now)
 	}
 	return d
+}
+
+// observeWorkload records the workload generation the status has seen whenever the status describes the
+// workload's current revision, during a release and after it, as upstream does: scripts wait for
+// observedWorkloadGeneration to equal the workload's metadata.generation to know their change was seen.
+func observeWorkload(st *rolloutsv1beta1.RolloutStatus, wl *WorkloadObs) {
+	sub := st.GetSubStatus()
+	if sub == nil || wl == nil || !wl.Consistent {
+		return
+	}
+	if rev := releasedRevision(st); rev != "" && rev == wl.UpdateRevision {
+		sub.ObservedWorkloadGeneration = wl.Generation
+	}
+}
+
+// releasedRevision is the revision a status describes: canaryRevision, or a blue-green updatedRevision.
+func releasedRevision(st *rolloutsv1beta1.RolloutStatus) string {
+	if st.BlueGreenStatus != nil {
+		return st.BlueGreenStatus.UpdatedRevision
+	}
+	if st.CanaryStatus != nil {
+		return st.CanaryStatus.CanaryRevision
+	}
+	return ""
+}
+
+// setReleasedRevision points the status at the revision the workload runs now: a workload rolled back at
+// once describes its stable revision from then on.
+func setReleasedRevision(st *rolloutsv1beta1.RolloutStatus, rev string) {
+	if st.BlueGreenStatus != nil {
+		st.BlueGreenStatus.UpdatedRevision = rev
+	}
+	if st.CanaryStatus != nil {
+		st.CanaryStatus.CanaryRevision = rev
+	}
 }
 
 func planTerminating(d *RolloutDecision, w RolloutWorld) {
@@ -187,6 +225,11 @@ func planDisabled(d *RolloutDecision, w RolloutWorld) {
 	d.Status.Phase = rolloutsv1beta1.RolloutPhaseDisabled
 	d.Status.Message = MsgDisabled
 	d.Health = Health{Reason: ReasonDisabled, Message: MsgDisabled}
+}
+
+// command is the kubectl-kruise command line that applies verb to this Rollout.
+func (w RolloutWorld) command(verb string) string {
+	return fmt.Sprintf("kubectl kruise rollout %s rollout/%s -n %s", verb, w.Name, w.Namespace)
 }
 
 // releaseActive: a release holds the workload (marked by the webhook, driven by a BatchRelease, or half
@@ -259,7 +302,7 @@ func completedFor(w RolloutWorld) rolloutsv1beta1.CommonStatus {
 func stampRelease(st *rolloutsv1beta1.CommonStatus, w RolloutWorld) {
 	st.ObservedWorkloadGeneration = w.Workload.Generation
 	st.ObservedRolloutID = w.Workload.RolloutID
-	st.RolloutHash = StepsHash(w.Spec.Strategy.GetSteps())
+	st.RolloutHash = RolloutHash(w.Spec.Strategy)
 	st.StableRevision = w.Workload.StableRevision
 	st.PodTemplateHash = w.Workload.UpdateRevision
 }
@@ -324,6 +367,7 @@ func planRolling(d *RolloutDecision, w RolloutWorld) {
 		planRolling(d, w)
 	case reverted(w, sub) && !w.RollbackInBatch:
 		setProgressing(d, rolloutsv1beta1.ProgressingReasonCancelling, "Rollout is rolling back to the stable revision", w.Now)
+		setReleasedRevision(&d.Status, w.Workload.UpdateRevision)
 		d.Events = append(d.Events, "rollback to the stable revision")
 		finishRelease(d, w, rolloutsv1beta1.FinaliseReasonRollback)
 	case w.Spec.Strategy.Paused:
@@ -331,7 +375,8 @@ func planRolling(d *RolloutDecision, w RolloutWorld) {
 		d.Status.Message = MsgPaused
 		d.Plan = releasePlan(w, *sub, false)
 		paceBatches(d, w, false)
-		d.Health = Health{Stalled: true, Reason: ReasonPaused, Message: MsgPaused}
+		// A person paused it on purpose: healthy, waiting (kstatus InProgress), never a failure.
+		d.Health = Health{Reconciling: true, Reason: ReasonPaused, Message: MsgPaused + "; to continue: " + w.command("resume")}
 	case reverted(w, sub) && w.Workload.UpdateRevision != sub.PodTemplateHash:
 		// Rollback in batches: the reverted revision is released again through the steps, from step 1.
 		restartRelease(d, w, MsgRollbackInBatch)
@@ -386,7 +431,9 @@ const restartRecheck = time.Second
 func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonStatus) {
 	setProgressing(d, rolloutsv1beta1.ProgressingReasonInRolling, "Rollout is in Progressing", w.Now)
 	steps := w.Spec.Strategy.GetSteps()
-	if hash := StepsHash(steps); hash != sub.RolloutHash {
+	if hash := RolloutHash(w.Spec.Strategy); hash != sub.RolloutHash && sub.RolloutHash == legacyStepsHash(steps) {
+		sub.RolloutHash = hash
+	} else if hash != sub.RolloutHash {
 		sub.RolloutHash = hash
 		sub.CurrentStepIndex = min(max(sub.CurrentStepIndex, 1), int32(len(steps))) //nolint:gosec // <= 50 steps
 		sub.NextStepIndex = nextIndex(sub.CurrentStepIndex, len(steps))
@@ -412,7 +459,8 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 	countNewPods(&d.Status, w.Batch)
 	d.Status.Message = StepMessage(*sub, steps)
 	if res.AwaitingApproval {
-		d.Health = Health{Stalled: true, Reason: ReasonAwaitingApproval, Message: d.Status.Message}
+		// A gate that waits for a person is a normal part of a release (kstatus InProgress), not a failure.
+		d.Health = Health{Reconciling: true, Reason: ReasonAwaitingApproval, Message: d.Status.Message + "; to continue: " + w.command("approve")}
 	}
 	reportBatchFailure(d, w.Batch)
 	if w.TrafficUnavailable && sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateTrafficRouting {

@@ -61,7 +61,7 @@ func (s *sim) batch() *BatchObs {
 
 // reconcile plans once, applies the decision the way the controller does and logs the outcome.
 func (s *sim) reconcile(note string) RolloutDecision {
-	w := RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Deleting: s.deleting, Workload: s.workload, Batch: s.batch(), NoTraffic: s.net == nil, KeepPausedOnDelete: s.keep, RollbackInBatch: s.rib}
+	w := RolloutWorld{Now: s.now, Name: "app", Namespace: "apps", Generation: 1, Spec: s.spec, Deleting: s.deleting, Workload: s.workload, Batch: s.batch(), NoTraffic: s.net == nil, KeepPausedOnDelete: s.keep, RollbackInBatch: s.rib}
 	if s.net != nil {
 		w.Traffic = s.net.run(s.t, s.now, s.status, s.spec)
 	}
@@ -87,7 +87,8 @@ func (s *sim) line(note string, d RolloutDecision) string {
 	sub := st.GetSubStatus()
 	step := "-"
 	if sub != nil {
-		step = fmt.Sprintf("%d/%d %s fin=%s", sub.CurrentStepIndex, sub.NextStepIndex, sub.CurrentStepState, sub.FinalisingStep)
+		step = fmt.Sprintf("%d/%d %s fin=%s wgen=%d", sub.CurrentStepIndex, sub.NextStepIndex, sub.CurrentStepState,
+			sub.FinalisingStep, sub.ObservedWorkloadGeneration)
 	}
 	br := "none"
 	if s.plan != nil && s.plan.BatchPartition != nil {
@@ -101,7 +102,7 @@ func (s *sim) line(note string, d RolloutDecision) string {
 	if d.Finished != "" {
 		br += " finished:" + d.Finished
 	}
-	line := fmt.Sprintf("%-22s | %-11s | %-44s | %-24s | %s | %s | events=%q", note, st.Phase, step, br, health(st), st.Message, d.Events)
+	line := fmt.Sprintf("%-22s | %-11s | %-51s | %-24s | %s | %s | events=%q", note, st.Phase, step, br, health(st), st.Message, d.Events)
 	if s.net != nil {
 		line += fmt.Sprintf(" | net: %s requeue=%v", s.net, d.RequeueAfter)
 	}
@@ -129,6 +130,11 @@ func (s *sim) approve() {
 func (s *sim) release(rev string) {
 	s.workload.UpdateRevision = rev
 	s.workload.InProgressing = true
+	s.workload.Generation++
+}
+
+// scale changes the workload's spec without a new revision (kubectl scale, or the release's own partition).
+func (s *sim) scale() {
 	s.workload.Generation++
 }
 
@@ -180,6 +186,11 @@ func TestGoldenMultiBatchWithApprovals(t *testing.T) {
 	s.workload.InProgressing = true
 	s.reconcile("stale mark replayed")
 	s.reconcile("mark cleared")
+	s.scale()
+	s.reconcile("workload scaled")
+	if got := s.status.CanaryStatus.ObservedWorkloadGeneration; got != s.workload.Generation {
+		t.Errorf("observedWorkloadGeneration %d after a scale, want %d", got, s.workload.Generation)
+	}
 	s.golden("multi-batch-approvals")
 }
 
@@ -212,6 +223,15 @@ func TestGoldenContinuousReleaseAndRollback(t *testing.T) {
 	s.reconcile("mark removed")
 	s.reconcile("workload released")
 	s.reconcile("batch release deleted")
+	if st := s.status.CanaryStatus; st.CanaryRevision != "v1" || st.ObservedWorkloadGeneration != s.workload.Generation {
+		t.Errorf("after the rollback: canaryRevision %q, observedWorkloadGeneration %d; want v1 and %d",
+			st.CanaryRevision, st.ObservedWorkloadGeneration, s.workload.Generation)
+	}
+	s.scale()
+	s.reconcile("workload scaled")
+	if got := s.status.CanaryStatus.ObservedWorkloadGeneration; got != s.workload.Generation {
+		t.Errorf("observedWorkloadGeneration %d after a scale, want %d", got, s.workload.Generation)
+	}
 	s.golden("continuous-and-rollback")
 }
 

@@ -72,7 +72,8 @@ func Advance(st rolloutsv1beta1.CommonStatus, w StepWorld) StepResult {
 }
 
 // applyJump moves to the step named by nextStepIndex when it is not simply the following one; an index out
-// of range is corrected.
+// of range is corrected. As upstream, the current step itself is a jump too: the step starts over, its pause
+// included. A jump is taken before anything else, so it wins over a pause that expires in the same moment.
 func applyJump(res *StepResult, w StepWorld) {
 	st := &res.Status
 	n := int32(len(w.Steps)) //nolint:gosec // steps <= 50 (CRD max)
@@ -83,7 +84,7 @@ func applyJump(res *StepResult, w StepWorld) {
 	if st.NextStepIndex == want {
 		return
 	}
-	if st.NextStepIndex < 1 || st.NextStepIndex > n || st.NextStepIndex == st.CurrentStepIndex {
+	if st.NextStepIndex < 1 || st.NextStepIndex > n {
 		st.NextStepIndex = want
 		return
 	}

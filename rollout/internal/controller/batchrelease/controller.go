@@ -316,6 +316,7 @@ func (r *Reconciler) act(ctx context.Context, br *rolloutsv1beta1.BatchRelease, 
 	case plan.ActionUpgrade:
 		return ctl.UpgradeBatch(ctx, control.Batch{
 			DesiredUpdated: d.DesiredUpdated,
+			Share:          d.Share,
 			PodLabels:      control.BatchPodLabels(br.Spec.ReleasePlan.RolloutID, d.Status.CanaryStatus.CurrentBatch),
 		})
 	case plan.ActionFinalize:

@@ -2,6 +2,7 @@ package deployment
 
 import (
 	"fmt"
+	"math"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -152,9 +153,10 @@ func resolveLimits(in Input) (limits, error) {
 }
 
 // newGoal is where the new ReplicaSet heads: the partition, but never below the pods it already runs,
-// so a lowered partition never moves a release back. When the Deployment was scaled, those pods count
-// in proportion to the new replicas. A paused strategy holds the new ReplicaSet; with no old ReplicaSet
-// there is nothing else to run, so it takes every pod.
+// so a lowered partition never moves a release back. When the Deployment was scaled, those pods scale in
+// proportion to the new replicas, up or down, as upstream and kube-controller-manager scale every active
+// ReplicaSet: 2 new and 3 old pods scaled to 10 become 4 and 6. A paused strategy holds the new ReplicaSet;
+// with no old ReplicaSet there is nothing else to run, so it takes every pod.
 func newGoal(in Input, replicas, target int32) int32 {
 	if len(in.Old) == 0 {
 		return replicas
@@ -164,12 +166,18 @@ func newGoal(in Input, replicas, target int32) int32 {
 		keep = max(in.New.Replicas, 0)
 	}
 	if previous := scaledFrom(in, replicas); previous > 0 {
-		keep = min(keep, int32(int64(keep)*int64(replicas)/int64(previous))) //nolint:gosec // <= keep
+		keep = proportion(keep, replicas, previous)
 	}
 	if in.Strategy.Paused {
 		return min(keep, replicas)
 	}
 	return min(max(target, keep), replicas)
+}
+
+// proportion is n scaled from previous replicas to replicas, rounded to the nearest pod as
+// kube-controller-manager rounds its proportional scaling.
+func proportion(n, replicas, previous int32) int32 {
+	return int32(math.Round(float64(n) * float64(replicas) / float64(previous)))
 }
 
 // scaledFrom is the replicas the Deployment had before it was scaled, as an active ReplicaSet records

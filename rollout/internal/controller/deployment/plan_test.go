@@ -144,10 +144,20 @@ func TestCompute(t *testing.T) {
 			New: ptr.To(rs("v2", 5, 10)), Old: []ReplicaSetState{rs("v1", 5, 10)}},
 		want: []Step{upNew("v2", 5, 10), up("v1", 5, 10)}, wantStatus: status(5, 10),
 	}, {
-		name: "scale up mid-release keeps an absolute partition",
+		name: "scale up mid-release scales both sets in proportion, an absolute partition too",
 		in: Input{Replicas: 20, Strategy: strategy(num(2)),
 			New: ptr.To(rs("v2", 2, 10)), Old: []ReplicaSetState{rs("v1", 8, 10)}},
-		want: []Step{up("v1", 8, 18), upNew("v2", 2, 2)}, wantStatus: status(2, 2),
+		want: []Step{upNew("v2", 2, 4), up("v1", 8, 16)}, wantStatus: status(2, 2),
+	}, {
+		name: "upstream's case: 2 new and 3 old scaled from 5 to 10 become 4 and 6",
+		in: Input{Replicas: 10, Strategy: strategy(num(2)),
+			New: ptr.To(rs("v2", 2, 5)), Old: []ReplicaSetState{rs("v1", 3, 5)}},
+		want: []Step{upNew("v2", 2, 4), up("v1", 3, 6)}, wantStatus: status(2, 2),
+	}, {
+		name: "proportions round to the nearest pod",
+		in: Input{Replicas: 7, Strategy: strategy(num(2)),
+			New: ptr.To(rs("v2", 2, 5)), Old: []ReplicaSetState{rs("v1", 3, 5)}},
+		want: []Step{upNew("v2", 2, 3), up("v1", 3, 4)}, wantStatus: status(2, 2),
 	}, {
 		name: "scale down mid-release keeps the partition's share",
 		in: Input{Replicas: 4, Strategy: strategy(pct("50%")),
@@ -407,6 +417,11 @@ func (s *simulation) checkDone(plan Plan, newPodsBecomeAvailable bool) {
 	}
 }
 
+func withMaxReplicas(s ReplicaSetState, n int32) ReplicaSetState {
+	s.MaxReplicas = ptr.To(n)
+	return s
+}
+
 func TestComputeStamps(t *testing.T) {
 	b1, b2 := control.BatchPodLabels("v2", 0), control.BatchPodLabels("v2", 1)
 	stamped := func(s ReplicaSetState, labels map[string]string, settled bool) *ReplicaSetState {
@@ -453,7 +468,7 @@ func TestComputeStamps(t *testing.T) {
 	}, {
 		name: "stamps go with the set's annotation write",
 		in: Input{Replicas: 10, Strategy: strategy(intstr.FromInt32(3)), Old: old(7), PodLabels: b2,
-			New: stamped(rs("v2", 3, 5), b2, true)},
+			New: stamped(withMaxReplicas(rs("v2", 3, 10), 13), b2, true)},
 		want: []Step{relabel(upNew("v2", 3, 3), nil)},
 	}, {
 		name: "without pod labels a growing set loses its stamps",

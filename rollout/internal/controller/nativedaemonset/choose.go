@@ -14,6 +14,9 @@ import (
 type choice struct {
 	// Pods are the DaemonSet's pods that are not being deleted.
 	Pods []corev1.Pod
+	// Replacing counts the pods deleted for the batch whose node does not run a pod of Revision yet: they
+	// are on their way to the batch.
+	Replacing int32
 	// Revision is the controller-revision-hash the batch asks for.
 	Revision string
 	// Desired is the DaemonSet's desiredNumberScheduled, Partition the pods to keep on old revisions.
@@ -30,7 +33,7 @@ type choice struct {
 // taken only while fewer than MaxUnavailable pods are unavailable. more reports that old pods are left that
 // the batch still needs deleted once the budget allows.
 func choosePodsToDelete(c choice) (doomed []corev1.Pod, more bool) {
-	need := c.Desired - c.Partition - int32(len(podsOf(c.Pods, c.Revision, true))) //nolint:gosec // pods on nodes fit
+	need := c.Desired - c.Partition - c.Replacing - int32(len(podsOf(c.Pods, c.Revision, true))) //nolint:gosec // pods on nodes fit
 	if need <= 0 {
 		return nil, false
 	}

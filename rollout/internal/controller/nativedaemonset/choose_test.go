@@ -95,6 +95,11 @@ func TestChoosePodsToDelete(t *testing.T) {
 			c:    choice{Pods: []corev1.Pod{pod("a", "old", ready, 1)}, Desired: 1, Partition: 5, MaxUnavailable: 1},
 		},
 		{
+			name: "a pod deleted for the batch and not yet replaced counts: maxUnavailable 3 deletes no second one",
+			c: choice{Pods: []corev1.Pod{pod("b", "old", ready, 2), pod("c", "old", ready, 3)}, Replacing: 1,
+				Desired: 3, Partition: 2, MaxUnavailable: 3},
+		},
+		{
 			name: "no pods at all",
 			c:    choice{Desired: 2, Partition: 0, MaxUnavailable: 1},
 		},
@@ -117,21 +122,32 @@ func TestChoosePodsToDelete(t *testing.T) {
 	}
 }
 
+// A deleted pod counts as on its way to the batch until its node runs a pod of the batch revision, even
+// once the cache no longer lists it: otherwise a batch of one with maxUnavailable 3 deleted every pod.
 func TestDeletionsSettle(t *testing.T) {
 	d := newDeletions()
 	ds := types.NamespacedName{Namespace: "ns", Name: "agent"}
-	d.expect(ds, "a", now)
-	d.expect(ds, "gone", now)
-	pods := []corev1.Pod{pod("a", "old", ready, 1), pod("b", "old", ready, 2)}
-	if got := names(d.settle(ds, pods, now)); !slices.Equal(got, []string{"b"}) {
-		t.Errorf("while the deletion of a is pending: %v", got)
+	a, gone := onNode(pod("a", "old", ready, 1), "n1"), onNode(pod("gone", "old", ready, 0), "n0")
+	d.expect(ds, &a, now)
+	d.expect(ds, &gone, now)
+	pods := []corev1.Pod{a, onNode(pod("b", "old", ready, 2), "n2")}
+	got, replacing := d.settle(ds, pods, "new", now)
+	if !slices.Equal(names(got), []string{"b"}) || replacing != 2 {
+		t.Errorf("while both deletions wait for their replacement: pods %v, replacing %d", names(got), replacing)
 	}
-	if _, ok := d.pending[ds]["gone"]; ok {
-		t.Error("a deletion the cache caught up with is still pending")
+	pods = append(pods[1:], onNode(pod("a2", "new", notReady, 5), "n1"))
+	got, replacing = d.settle(ds, pods, "new", now)
+	if !slices.Equal(names(got), []string{"b", "a2"}) || replacing != 1 {
+		t.Errorf("with a's node replaced: pods %v, replacing %d", names(got), replacing)
 	}
-	if got := names(d.settle(ds, pods, now.Add(2*deletionTTL))); !slices.Equal(got, []string{"a", "b"}) {
-		t.Errorf("after the deletion expired: %v", got)
+	if _, replacing = d.settle(ds, pods, "new", now.Add(2*deletionTTL)); replacing != 0 {
+		t.Errorf("after the deletion expired: replacing %d", replacing)
 	}
+}
+
+func onNode(p corev1.Pod, node string) corev1.Pod {
+	p.Spec.NodeName = node
+	return p
 }
 
 func names(pods []corev1.Pod) []string {

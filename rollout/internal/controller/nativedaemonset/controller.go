@@ -122,8 +122,10 @@ func (r *Reconciler) observe(ctx context.Context, ds *appsv1.DaemonSet, revision
 	if err := r.client.List(ctx, &pods, inNS, bySel); err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
+	own, replacing := r.deleting.settle(client.ObjectKeyFromObject(ds), ownPods(ds, pods.Items), revision, r.clock.Now())
 	return &choice{
-		Pods:            r.deleting.settle(client.ObjectKeyFromObject(ds), ownPods(ds, pods.Items), r.clock.Now()),
+		Pods:            own,
+		Replacing:       replacing,
 		Revision:        revision,
 		Desired:         ds.Status.DesiredNumberScheduled,
 		Partition:       partition,
@@ -162,7 +164,7 @@ func (r *Reconciler) deletePods(ctx context.Context, ds *appsv1.DaemonSet, doome
 	for i := range doomed {
 		p := &doomed[i]
 		ctrl.LoggerFrom(ctx).V(2).Info("Deleting pod for the batch", "Pod", klog.KObj(p))
-		r.deleting.expect(client.ObjectKeyFromObject(ds), p.UID, r.clock.Now())
+		r.deleting.expect(client.ObjectKeyFromObject(ds), p, r.clock.Now())
 		err := r.client.Delete(ctx, p, client.Preconditions{UID: &p.UID})
 		if apierrors.IsNotFound(err) {
 			continue

@@ -6,26 +6,36 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
 
-// deletions remembers the pods deleted per DaemonSet until the cache stops listing them, so a reconcile on a
-// stale cache neither counts them as available nor deletes past maxUnavailable.
+// deletions remembers the pods deleted per DaemonSet until their node runs a pod of the batch revision. A
+// pod deleted a moment ago may be gone from the cache before its replacement is in it; counted as neither,
+// the next reconcile would find the batch short and delete another old pod, as many as maxUnavailable lets
+// it, and a batch of one would replace every pod.
 type deletions struct {
 	mu      sync.Mutex
-	pending map[types.NamespacedName]map[types.UID]time.Time
+	pending map[types.NamespacedName]map[types.UID]deletion
+}
+
+// deletion is one pod deleted for a batch: its node, and when.
+type deletion struct {
+	node string
+	at   time.Time
 }
 
 func newDeletions() *deletions {
-	return &deletions{pending: map[types.NamespacedName]map[types.UID]time.Time{}}
+	return &deletions{pending: map[types.NamespacedName]map[types.UID]deletion{}}
 }
 
-func (d *deletions) expect(ds types.NamespacedName, uid types.UID, now time.Time) {
+func (d *deletions) expect(ds types.NamespacedName, p *corev1.Pod, now time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.pending[ds] == nil {
-		d.pending[ds] = map[types.UID]time.Time{}
+		d.pending[ds] = map[types.UID]deletion{}
 	}
-	d.pending[ds][uid] = now
+	d.pending[ds][p.UID] = deletion{node: p.Spec.NodeName, at: now}
 }
 
 func (d *deletions) drop(ds types.NamespacedName, uid types.UID) {
@@ -40,17 +50,20 @@ func (d *deletions) forget(ds types.NamespacedName) {
 	delete(d.pending, ds)
 }
 
-// settle forgets the deletions the cache has caught up with (or that expired) and returns the listed pods
-// without those still pending.
-func (d *deletions) settle(ds types.NamespacedName, pods []corev1.Pod, now time.Time) []corev1.Pod {
+// settle forgets the deletions whose node runs a pod of revision now (or that expired), and returns the
+// listed pods that are not being deleted together with the number of deletions still waiting for their
+// replacement.
+func (d *deletions) settle(ds types.NamespacedName, pods []corev1.Pod, revision string, now time.Time) ([]corev1.Pod, int32) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	listed := make(map[types.UID]bool, len(pods))
+	replaced := map[string]bool{}
 	for _, p := range pods {
-		listed[p.UID] = true
+		if p.Labels[rolloutsv1beta1.ControllerRevisionHashLabelKey] == revision {
+			replaced[p.Spec.NodeName] = true
+		}
 	}
-	for uid, at := range d.pending[ds] {
-		if !listed[uid] || now.Sub(at) > deletionTTL {
+	for uid, del := range d.pending[ds] {
+		if replaced[del.node] || now.Sub(del.at) > deletionTTL {
 			delete(d.pending[ds], uid)
 		}
 	}
@@ -60,5 +73,5 @@ func (d *deletions) settle(ds types.NamespacedName, pods []corev1.Pod, now time.
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, int32(len(d.pending[ds])) //nolint:gosec // one per node
 }

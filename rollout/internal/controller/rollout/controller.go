@@ -128,8 +128,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if r.written.Stale(ro) {
 		return reconcile.Result{RequeueAfter: reconcileutil.ConflictRetry}, nil
 	}
-	if err := reconcileutil.EnsureFinalizer(ctx, r.Client, ro, rolloutsv1beta1.RolloutFinalizer); err != nil {
-		return reconcile.Result{}, err
+	if wrote, err := r.ensureMetadata(ctx, ro); err != nil || wrote {
+		// The event of the write wakes the next reconcile, which starts from it.
+		return reconcileutil.RetryConflicts(err)
 	}
 	obs, err := r.observe(ctx, ro)
 	if errors.Is(err, errBatchBehind) {
@@ -166,7 +167,7 @@ type observation struct {
 
 func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (observation, error) {
 	obs := observation{world: plan.RolloutWorld{
-		Now: r.Clock.Now(), Generation: ro.Generation, Spec: ro.Spec,
+		Now: r.Clock.Now(), Name: ro.Name, Namespace: ro.Namespace, Generation: ro.Generation, Spec: ro.Spec,
 		Deleting:           !ro.DeletionTimestamp.IsZero(),
 		NoTraffic:          len(ro.Spec.Strategy.GetTrafficRoutings()) == 0,
 		KeepPausedOnDelete: r.KeepPausedOnDelete,
@@ -198,6 +199,10 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 }
 
 func (r *Reconciler) readWorkload(ctx context.Context, ro *rolloutsv1beta1.Rollout) (*control.WorkloadInfo, error) {
+	if ro.Spec.WorkloadRef.Name == "" {
+		// Accepted as upstream accepts it: a Rollout that names no workload has none to release.
+		return nil, nil
+	}
 	ctl, err := r.Controls.For(r.Client, control.Target{
 		Namespace: ro.Namespace, Ref: ro.Spec.WorkloadRef,
 		Plan: rolloutsv1beta1.ReleasePlan{

@@ -245,8 +245,11 @@ func TestMultiBatchWithApprovals(t *testing.T) {
 	release(t, c, ns)
 	ro = waitPaused(t, c, ns, 1)
 	waitUpdated(t, c, ns, 1)
-	if got := condition(ro, plan.ConditionStalled); got != "True/AwaitingApproval" {
-		t.Errorf("Stalled while waiting for approval = %q", got)
+	if got := condition(ro, plan.ConditionReconciling); got != "True/AwaitingApproval" {
+		t.Errorf("Reconciling while waiting for approval = %q", got)
+	}
+	if got := condition(ro, plan.ConditionStalled); got != "" {
+		t.Errorf("Stalled while waiting for approval = %q, want none: a gate is no failure", got)
 	}
 	if ro.Status.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused || ro.Status.CurrentStepIndex != 1 {
 		t.Errorf("top-level step mirror = %d %s", ro.Status.CurrentStepIndex, ro.Status.CurrentStepState)

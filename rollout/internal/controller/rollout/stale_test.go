@@ -20,6 +20,7 @@ import (
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/reconcileutil"
+	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
 
 // A reconcile that reads, from a cache behind, the very BatchRelease version its own last write to it replaced
@@ -39,6 +40,8 @@ func TestReconcileWaitsForItsOwnBatchWrite(t *testing.T) {
 				Steps: []rolloutsv1beta1.CanaryStep{{Replicas: ptr.To(intstr.FromString("50%"))}}}},
 		},
 	}
+	// A Rollout reconciled before carries its finalizer and hash annotation already.
+	ro.Annotations = map[string]string{rolloutsv1beta1.RolloutHashAnnotation: plan.RolloutHash(ro.Spec.Strategy)}
 	br := &rolloutsv1beta1.BatchRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "br-uid",
 		OwnerReferences: []metav1.OwnerReference{*ownerRef(ro)}}}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: appsv1.DeploymentSpec{
