@@ -36,6 +36,10 @@ var Kinds = []schema.GroupVersionKind{
 	rolloutsv1beta1.GroupVersion.WithKind("BatchRelease"),
 }
 
+// ConversionCRDs are the engine's CRDs served in two versions, v1beta1 (storage) and v1alpha1, that convert
+// through the manager's /convert webhook.
+var ConversionCRDs = []string{"rollouts.rollouts.kruise.io", "batchreleases.rollouts.kruise.io"}
+
 // SetupWithManager registers the engine on the manager: conversions, the native workload controls, the
 // Rollout and BatchRelease controllers, the drivers of native workloads, and the admission webhooks.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
@@ -61,7 +65,7 @@ const (
 
 // trafficProviders is the engine's explicit list of traffic routing providers, in the order they are applied.
 // Lua scripts may be overridden from the configuration ConfigMap, read from the cache (the manager caches
-// ConfigMaps of its own namespace only).
+// ConfigMaps of the configuration namespace only).
 func trafficProviders(mgr manager.Manager, namespace string) *trafficrouting.Registry {
 	vm := luavm.New(luavm.Options{})
 	scripts := trafficrouting.ConfigMapScripts{Reader: mgr.GetClient(), Namespace: namespace}
@@ -78,7 +82,7 @@ func setupControllers(mgr manager.Manager, opts module.Options) error {
 		return err
 	}
 	// One registry for both: the Rollout controller and the TrafficRouting controller drive the same providers.
-	traffic := trafficProviders(mgr, opts.Namespace)
+	traffic := trafficProviders(mgr, opts.ConfigNamespace())
 	rollouts := &rolloutcontroller.Reconciler{
 		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
 		Recorder:           mgr.GetEventRecorder(rolloutcontroller.ControllerName),

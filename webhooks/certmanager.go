@@ -57,9 +57,10 @@ type Options struct {
 	// empty names or absent objects are skipped.
 	MutatingWebhookConfigurationName   string
 	ValidatingWebhookConfigurationName string
-	// CRDGroups selects the CRDs whose Webhook conversion is pointed at this
-	// server's /convert.
-	CRDGroups []string
+	// ConversionCRDs names the CRDs (<plural>.<group>) whose Webhook
+	// conversion is pointed at this server's /convert. Each is read by name
+	// at every sync; one that is absent, or converts otherwise, is left alone.
+	ConversionCRDs []string
 	// RenewBefore is how long before expiry a certificate is replaced.
 	RenewBefore time.Duration
 	// CAValidity and CertValidity are the lifetimes of new certificates.

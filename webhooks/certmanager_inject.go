@@ -14,7 +14,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -83,50 +82,17 @@ func (m *CertManager) getOptional(ctx context.Context, name string, obj client.O
 }
 
 func (m *CertManager) injectCRDs(ctx context.Context, caBundle []byte) error {
-	names, err := m.candidateCRDs(ctx)
-	if err != nil {
-		return err
-	}
 	var errs []error
-	for _, name := range names {
+	for _, name := range m.opts.ConversionCRDs {
 		errs = append(errs, m.injectCRD(ctx, name, caBundle))
 	}
 	return errors.Join(errs...)
 }
 
-// candidateCRDs lists CRD names (<plural>.<group>) in the wanted groups
-// using metadata only, so the full CRDs are fetched just for those.
-func (m *CertManager) candidateCRDs(ctx context.Context) ([]string, error) {
-	if len(m.opts.CRDGroups) == 0 {
-		return nil, nil
-	}
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinitionList"))
-	if err := m.opts.Client.List(ctx, list); err != nil {
-		return nil, fmt.Errorf("listing CustomResourceDefinitions: %w", err)
-	}
-	var names []string
-	for _, item := range list.Items {
-		if m.inCRDGroups(item.Name) {
-			names = append(names, item.Name)
-		}
-	}
-	return names, nil
-}
-
-func (m *CertManager) inCRDGroups(crdName string) bool {
-	for _, g := range m.opts.CRDGroups {
-		if strings.HasSuffix(crdName, "."+g) {
-			return true
-		}
-	}
-	return false
-}
-
 func (m *CertManager) injectCRD(ctx context.Context, name string, caBundle []byte) error {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	found, err := m.getOptional(ctx, name, crd)
-	if !found || err != nil || !m.wantsConversion(crd) {
+	if !found || err != nil || !webhookConversion(crd) {
 		return err
 	}
 	orig := crd.DeepCopy()
@@ -134,19 +100,10 @@ func (m *CertManager) injectCRD(ctx context.Context, name string, caBundle []byt
 	return m.patchIfChanged(ctx, orig, crd)
 }
 
-// wantsConversion re-checks the exact group, since a name suffix also
-// matches sub-domains of a group.
-func (m *CertManager) wantsConversion(crd *apiextensionsv1.CustomResourceDefinition) bool {
+// webhookConversion: the CRD asks for Webhook conversion (an older chart's CRD may not).
+func webhookConversion(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	conv := crd.Spec.Conversion
-	if conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter {
-		return false
-	}
-	for _, g := range m.opts.CRDGroups {
-		if crd.Spec.Group == g {
-			return true
-		}
-	}
-	return false
+	return conv != nil && conv.Strategy == apiextensionsv1.WebhookConverter
 }
 
 // patchIfChanged sends a merge patch from orig to obj when they differ.

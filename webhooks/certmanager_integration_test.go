@@ -136,8 +136,8 @@ func startCertManager(ctx context.Context, t *testing.T) *itEnv {
 	env.cm, err = Register(mgr, Options{
 		Namespace: itNamespace, SecretName: itSecret, Host: "127.0.0.1",
 		MutatingWebhookConfigurationName: itMutating, ValidatingWebhookConfigurationName: itValidating,
-		CRDGroups:   []string{"webhooktest.flotilla.dev", "rollouts.kruise.io"},
-		RenewBefore: renewBefore, CAValidity: 1000 * time.Hour, CertValidity: 100 * time.Hour,
+		ConversionCRDs: []string{itWidgets, itGadgets, itRollouts, "absent.webhooktest.flotilla.dev"},
+		RenewBefore:    renewBefore, CAValidity: 1000 * time.Hour, CertValidity: 100 * time.Hour,
 		ResyncPeriod: time.Hour, Clock: env.clock,
 	}, conversions)
 	if err != nil {

@@ -24,8 +24,19 @@ type Options struct {
 	Conversions conversion.Registry
 	// Controls is the engine's workload-control registry; workload modules add their kinds to it.
 	Controls *control.Registry
-	// Namespace is the namespace the manager runs in; its configuration ConfigMap lives there.
+	// Namespace is the namespace the manager runs in.
 	Namespace string
+	// ConfigurationNamespace holds the kruise-rollout-configuration ConfigMap: the manager's namespace unless
+	// told otherwise (upstream's is kruise-rollout).
+	ConfigurationNamespace string
+}
+
+// ConfigNamespace is the namespace of the configuration ConfigMap: ConfigurationNamespace, else Namespace.
+func (o Options) ConfigNamespace() string {
+	if o.ConfigurationNamespace != "" {
+		return o.ConfigurationNamespace
+	}
+	return o.Namespace
 }
 
 // Module is one entry of the manager's module table.
@@ -34,6 +45,9 @@ type Module struct {
 	Name string
 	// Kinds must all be served by the apiserver; otherwise the module logs and skips itself.
 	Kinds []schema.GroupVersionKind
+	// ConversionCRDs name the module's CRDs (<plural>.<group>) that convert between their versions through
+	// the manager's /convert webhook; the manager points them at itself while the module runs.
+	ConversionCRDs []string
 	// Setup registers the module's controllers, webhook handlers and workload controls.
 	Setup func(ctx context.Context, mgr manager.Manager, opts Options) error
 }

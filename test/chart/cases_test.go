@@ -64,6 +64,8 @@ var cases = []chartCase{
 		webhooks: allPaths, check: checkMetricsOff},
 	{name: "singleReplica", rel: defaultRelease("--set", "replicas=1,leaderElection.enabled=false"),
 		webhooks: allPaths, check: checkSingleReplica},
+	{name: "configurationNamespace", rel: defaultRelease("--set", "configurationNamespace=kruise-rollout"), webhooks: allPaths,
+		check: checkConfigurationNamespace},
 	{name: "ports", webhooks: allPaths, check: wantArgs("--webhook-port=10443", "--health-probe-bind-address=:9440"),
 		rel: defaultRelease("--set", "webhook.port=10443,healthProbe.port=9440,metrics.port=9090")},
 	{name: "otherRelease", rel: release{name: "prod", namespace: "prod-rollouts"}, webhooks: allPaths,

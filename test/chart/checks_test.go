@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
@@ -158,4 +160,33 @@ func checkScheduling(t *testing.T, r rendered) {
 	if r.deployment(t).Spec.Template.Annotations["team"] != "platform" || r.managerPart().one(t, "ServiceAccount").GetAnnotations()["owner"] != "platform" {
 		t.Error("podAnnotations or serviceAccount.annotations not rendered")
 	}
+}
+
+// checkConfigurationNamespace: the manager reads the configuration ConfigMap from upstream's namespace and may
+// read ConfigMaps there, and nothing more.
+func checkConfigurationNamespace(t *testing.T, r rendered) {
+	t.Helper()
+	wantArgs("--configuration-namespace=kruise-rollout")(t, r)
+	var role *rbacv1.Role
+	for _, o := range r.all("Role") {
+		if o.GetNamespace() == "kruise-rollout" {
+			role = typed[rbacv1.Role](t, o)
+		}
+	}
+	want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}}}
+	if role == nil || !equality.Semantic.DeepEqual(role.Rules, want) {
+		t.Fatalf("Role in kruise-rollout: %+v, want one with the rules %+v", role, want)
+	}
+	for _, o := range r.all("RoleBinding") {
+		if o.GetNamespace() != "kruise-rollout" {
+			continue
+		}
+		b := typed[rbacv1.RoleBinding](t, o)
+		if b.RoleRef.Name != role.Name || len(b.Subjects) != 1 || b.Subjects[0].Name != "flotilla-manager" ||
+			b.Subjects[0].Namespace != r.rel.namespace {
+			t.Errorf("RoleBinding in kruise-rollout: %+v", b)
+		}
+		return
+	}
+	t.Error("no RoleBinding in kruise-rollout")
 }

@@ -29,6 +29,10 @@ func TestServerSideDryRun(t *testing.T) {
 			r := render(t, c.rel)
 			ensureRestrictedNamespace(t, c.rel.namespace)
 			for _, obj := range r.objs {
+				if ns := obj.GetNamespace(); ns != "" && ns != c.rel.namespace {
+					// The configuration namespace a user names exists already.
+					ensureRestrictedNamespace(t, ns)
+				}
 				warnings := dryRunApply(t, obj)
 				if obj.GetKind() == "DaemonSet" {
 					warnings = beyondAgentExemptions(warnings)

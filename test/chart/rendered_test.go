@@ -39,6 +39,17 @@ func (r rendered) all(kind string) []*unstructured.Unstructured {
 // componentLabel tells the node agent's objects (value nodeagent) from the manager's.
 const componentLabel = "app.kubernetes.io/component"
 
+// without is the rendering less the objects drop picks.
+func (r rendered) without(drop func(*unstructured.Unstructured) bool) rendered {
+	out := rendered{rel: r.rel}
+	for _, o := range r.objs {
+		if !drop(o) {
+			out.objs = append(out.objs, o)
+		}
+	}
+	return out
+}
+
 // managerPart is the rendering without the node agent's objects; agentPart holds only those.
 func (r rendered) managerPart() rendered { return r.filter(false) }
 func (r rendered) agentPart() rendered   { return r.filter(true) }

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -20,8 +21,9 @@ import (
 // leaseName is the manager's leader-election Lease.
 const leaseName = "flotilla-manager.kruise.io"
 
-// Faults replace the suite's manager with their own and start a fresh one for the specs after them.
-var _ = Describe("Manager faults", Serial, Ordered, func() {
+// These specs replace the suite's manager with their own (faults, other flags) and start a fresh one for the
+// specs after them.
+var _ = Describe("Manager faults and flags", Serial, Ordered, func() {
 	var binary string
 
 	BeforeAll(func() {
@@ -50,6 +52,47 @@ var _ = Describe("Manager faults", Serial, Ordered, func() {
 		patch := []byte(`{"metadata":{"labels":{"rollouts.kruise.io/workload-type":"deployment"}}}`)
 		_, err := kube.AppsV1().Deployments(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 		Expect(err).To(MatchError(ContainSubstring("failed calling webhook")))
+	})
+
+	// The native DaemonSet webhook selects every DaemonSet, as upstream's does, but only for a template change:
+	// with the manager down that is refused, while other changes go through.
+	It("refuses only a native DaemonSet's template change while the manager is down", func(ctx SpecContext) {
+		s := newStory(ctx, "DaemonSet", 0)
+		s.waitPods(ctx, map[string]int{"v1": 3})
+		labels := []byte(`{"metadata":{"labels":{"team":"web"}}}`)
+		_, err := kube.AppsV1().DaemonSets(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, labels, metav1.PatchOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		version := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","env":[{"name":"VERSION","value":"v2"}]}]}}}}`)
+		_, err = kube.AppsV1().DaemonSets(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, version, metav1.PatchOptions{})
+		Expect(err).To(MatchError(ContainSubstring("failed calling webhook")))
+	})
+
+	// A user moving from upstream keeps the Lua customisations in kruise-rollout/kruise-rollout-configuration.
+	It("reads the configuration ConfigMap from --configuration-namespace", func(ctx SpecContext) {
+		m := mustStart(ctx, binary, "--configuration-namespace=kruise-rollout")
+		defer m.Stop()
+		s := newStory(ctx, "Deployment", 2)
+		s.createYAML(ctx, appService, appIngress)
+		s.waitPods(ctx, map[string]int{"v1": 2})
+		ensureNamespace(ctx, "kruise-rollout")
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kruise-rollout-configuration", Namespace: "kruise-rollout"},
+			Data: map[string]string{"lua.traffic.routing.ingress.upstream": "return {[\"upstream.example/weight\"] = obj.weight}"}}
+		_, err := kube.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx SpecContext) {
+			_ = kube.CoreV1().ConfigMaps(cm.Namespace).Delete(ctx, cm.Name, metav1.DeleteOptions{})
+		})
+		s.rollout(ctx, `canary:
+  steps:
+  - {replicas: 1, traffic: 20%}
+  - {replicas: 100%}
+  trafficRoutings:
+  - {service: app, gracePeriodSeconds: 0, ingress: {name: app, classType: upstream}}`)
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		ing, err := trafficWorld{ns: s.ns}.ingress(ctx, "app-canary")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ing.Annotations).To(Equal(map[string]string{"upstream.example/weight": "20"}))
 	})
 
 	// A release with pause.duration 0 runs by itself; the manager is SIGKILLed at random moments and

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -45,7 +44,7 @@ import (
 
 // modules is the manager's literal module table; a module joins Flotilla by adding its line here.
 var modules = []module.Module{
-	{Name: "rollout", Kinds: rollout.Kinds, Setup: rollout.SetupWithManager},
+	{Name: "rollout", Kinds: rollout.Kinds, ConversionCRDs: rollout.ConversionCRDs, Setup: rollout.SetupWithManager},
 	{Name: "cloneset", Kinds: cloneset.Kinds, Setup: cloneset.SetupWithManager},
 	{Name: "nodeagent", Kinds: nodeagent.Kinds, Setup: nodeagent.SetupWithManager},
 }
@@ -129,15 +128,15 @@ func newManager(opts options) (ctrl.Manager, error) {
 	return mgr, nil
 }
 
-// cacheOptions narrows what the manager caches: ConfigMaps only from its own namespace, where the
-// configuration ConfigMap (traffic scripts) lives; caching every ConfigMap of a cluster would cost far more.
+// cacheOptions narrows what the manager caches: ConfigMaps only from the namespace of the configuration
+// ConfigMap (traffic scripts); caching every ConfigMap of a cluster would cost far more.
 // No cached object keeps its managedFields, which nothing here reads and which take a large share of every
 // pod's size; an update sent from a cached object leaves them out, and the API server keeps them.
 func cacheOptions(opts options) cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{opts.webhookNamespace: {}}},
+			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{opts.configurationNamespace(): {}}},
 		},
 	}
 }
@@ -145,10 +144,11 @@ func cacheOptions(opts options) cache.Options {
 // setup wires the webhook certificates, the selected modules and the probes.
 func setup(ctx context.Context, mgr ctrl.Manager, opts options) error {
 	conversions := conversion.NewRegistry()
-	if err := setupModules(ctx, mgr, opts, conversions); err != nil {
+	run, err := setupModules(ctx, mgr, opts, conversions)
+	if err != nil {
 		return err
 	}
-	certs, err := webhooks.Register(mgr, webhookOptions(opts), conversions)
+	certs, err := webhooks.Register(mgr, webhookOptions(opts, run), conversions)
 	if err != nil {
 		return fmt.Errorf("setting up webhooks: %w", err)
 	}
@@ -159,7 +159,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts options) error {
 }
 
 // webhookOptions names Flotilla's webhook objects; the certificate manager keeps them pointed at this process.
-func webhookOptions(opts options) webhooks.Options {
+func webhookOptions(opts options, run []module.Module) webhooks.Options {
 	return webhooks.Options{
 		Namespace:                          opts.webhookNamespace,
 		SecretName:                         opts.webhookSecretName,
@@ -168,39 +168,40 @@ func webhookOptions(opts options) webhooks.Options {
 		RenewBefore:                        opts.webhookCertRenew,
 		MutatingWebhookConfigurationName:   "flotilla-mutating-webhook-configuration",
 		ValidatingWebhookConfigurationName: "flotilla-validating-webhook-configuration",
-		CRDGroups:                          crdGroups(opts.modules()),
+		ConversionCRDs:                     conversionCRDs(run),
 	}
 }
 
-// crdGroups are the API groups whose CRD conversion this manager serves: the engine's own, plus the
-// workload groups when a workload module runs. An engine-only manager beside upstream OpenKruise must leave
-// the apps.kruise.io and policy.kruise.io CRDs (and their conversion webhooks) to it.
-func crdGroups(enabled []string) []string {
-	groups := []string{"rollouts.kruise.io"}
-	if len(enabled) == 0 || slices.ContainsFunc(enabled, func(m string) bool { return m != "rollout" }) {
-		groups = append(groups, "apps.kruise.io", "policy.kruise.io")
+// conversionCRDs are the CRDs whose conversion this manager serves: those of the modules it runs. An
+// engine-only manager beside upstream OpenKruise leaves the apps.kruise.io and policy.kruise.io CRDs (and
+// their conversion webhooks) to it.
+func conversionCRDs(run []module.Module) []string {
+	var names []string
+	for _, m := range run {
+		names = append(names, m.ConversionCRDs...)
 	}
-	return groups
+	return names
 }
 
-func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversions conversion.Registry) error {
+// setupModules sets up the modules of the table that run, and returns them.
+func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversions conversion.Registry) ([]module.Module, error) {
 	run, skipped, err := module.Select(modules, opts.modules(), servedBy(mgr))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	log := ctrl.Log.WithName("modules")
 	for _, s := range skipped {
 		log.Info("Skipping module", "module", s.Name, "reason", s.Reason)
 	}
 	mopts := module.Options{Features: featureMap(opts.featureGates), Conversions: conversions, Controls: control.NewRegistry(),
-		Namespace: opts.webhookNamespace}
+		Namespace: opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace()}
 	for _, m := range run {
 		if err := m.Setup(ctx, mgr, mopts); err != nil {
-			return fmt.Errorf("setting up module %s: %w", m.Name, err)
+			return nil, fmt.Errorf("setting up module %s: %w", m.Name, err)
 		}
 		log.Info("Module set up", "module", m.Name)
 	}
-	return nil
+	return run, nil
 }
 
 // servedBy asks the manager's REST mapper whether the apiserver serves a kind (a missing CRD means no).

@@ -28,6 +28,7 @@ type options struct {
 	webhookServiceName string
 	webhookSecretName  string
 	webhookCertRenew   time.Duration
+	configNamespace    string
 	enableModules      string
 	featureGates       featuregate.MutableFeatureGate
 	zap                zap.Options
@@ -56,6 +57,8 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.webhookServiceName, "webhook-service-name", envOr("SERVICE_NAME", "flotilla-webhook-service"), "Name of the webhook Service.")
 	fs.StringVar(&o.webhookSecretName, "webhook-secret-name", envOr("SECRET_NAME", "flotilla-webhook-certs"), "Name of the Secret that holds the webhook CA and serving certificate.")
 	fs.DurationVar(&o.webhookCertRenew, "webhook-cert-renew-before", 30*24*time.Hour, "Renew the webhook certificates this long before they expire.")
+	fs.StringVar(&o.configNamespace, "configuration-namespace", "", "Namespace of the kruise-rollout-configuration ConfigMap (Lua traffic script overrides); "+
+		"default: the --webhook-namespace. Upstream Kruise Rollouts keeps it in kruise-rollout.")
 	fs.StringVar(&o.enableModules, "enable-modules", "*", "Comma-separated modules to run, or * for all.")
 	fs.Var(gateFlag{o.featureGates}, "feature-gates", "Feature gates: "+strings.Join(o.featureGates.KnownFeatures(), "; "))
 	o.zap.BindFlags(fs)
@@ -76,6 +79,14 @@ func (o *options) validate() error {
 			o.leaseDuration, o.renewDeadline)
 	}
 	return nil
+}
+
+// configurationNamespace is where the configuration ConfigMap is read from.
+func (o *options) configurationNamespace() string {
+	if o.configNamespace != "" {
+		return o.configNamespace
+	}
+	return o.webhookNamespace
 }
 
 func (o *options) modules() []string {

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
 	"github.com/flotilla-dev/flotilla/rollout/feature"
 )
 
@@ -36,6 +39,41 @@ func TestLeaderElectionFlags(t *testing.T) {
 			t.Errorf("%v: %v", tt.args, err)
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%v: error %v, want one containing %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+// The configuration ConfigMap is read, and its namespace's ConfigMaps cached, from --configuration-namespace
+// (upstream's kruise-rollout for a user moving over), else from the manager's own namespace.
+func TestConfigurationNamespace(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--webhook-namespace=flotilla-system"}, "flotilla-system"},
+		{[]string{"--webhook-namespace=flotilla-system", "--configuration-namespace=kruise-rollout"}, "kruise-rollout"},
+	} {
+		gates, err := feature.NewGate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := options{featureGates: gates}
+		fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+		opts.bind(fs)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := opts.configurationNamespace(); got != tt.want {
+			t.Errorf("%v: configuration namespace %q, want %q", tt.args, got, tt.want)
+		}
+		var cached cache.ByObject
+		for obj, byObject := range cacheOptions(opts).ByObject {
+			if _, ok := obj.(*corev1.ConfigMap); ok {
+				cached = byObject
+			}
+		}
+		if _, ok := cached.Namespaces[tt.want]; !ok || len(cached.Namespaces) != 1 {
+			t.Errorf("%v: ConfigMaps cached from %v, want %s only", tt.args, cached.Namespaces, tt.want)
 		}
 	}
 }
