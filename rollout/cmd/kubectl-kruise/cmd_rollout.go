@@ -29,9 +29,15 @@ Valid resource types include:
   * clonesets (cloneset, clone, cs)
   * statefulsets.apps.kruise.io (asts)
   * daemonsets.apps.kruise.io (ads, daemon)
-  * rollouts.rollouts.kruise.io (rollout, ro)`,
+  * rollouts.rollouts.kruise.io (rollout, ro)
+
+Given a resource type without a name, approve, pause, resume, restart, history, undo and rollback act on every
+object of that type in the namespace, as upstream's plugin does.`,
 		Example: `  # Approve the paused step of a Rollout
   kubectl-kruise rollout approve rollout/demo
+
+  # Approve every Rollout of the namespace that waits for approval
+  kubectl-kruise rollout approve rollout
 
   # Watch a Rollout until it finishes, fails or waits for approval
   kubectl-kruise rollout status rollout/demo
@@ -86,7 +92,7 @@ or was cancelled, 3 the Rollout was paused (spec.strategy.paused), 4 --timeout r
 }
 
 func (a *app) runApprove(ctx context.Context, args []string, o *approveOptions) error {
-	names, err := parseTargets(args)
+	names, err := a.rolloutCollection(ctx, args)
 	if err != nil {
 		return err
 	}
@@ -178,7 +184,7 @@ cannot be paused.`
 }
 
 func (a *app) runPause(ctx context.Context, args []string, paused bool, pf *genericclioptions.PrintFlags) error {
-	targets, err := parseResources(args)
+	targets, err := a.collection(ctx, args)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ A paused Deployment cannot be restarted.`,
 // runEdits applies one planned edit to every target and prints each result. A target with nothing to
 // change is not written and not printed, as kubectl's set commands do.
 func (a *app) runEdits(ctx context.Context, args []string, pf *genericclioptions.PrintFlags, dry dryRunMode, done string, plan func(target) planner) error {
-	targets, err := parseResources(args)
+	targets, err := a.collection(ctx, args)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func selectorOf(obj *unstructured.Unstructured) (string, error) {
 
 // workloadTargets parses the arguments and replaces each Rollout by the workload it references, once.
 func (a *app) workloadTargets(ctx context.Context, args []string) ([]target, error) {
-	targets, err := parseResources(args)
+	targets, err := a.collection(ctx, args)
 	if err != nil {
 		return nil, err
 	}
@@ -373,7 +373,7 @@ status.canaryStatus.nextStepIndex (status.blueGreenStatus.nextStepIndex for blue
 
 // runStepJumps moves each Rollout's release back to step (0: picked as `undo --fast` does).
 func (a *app) runStepJumps(ctx context.Context, args []string, pf *genericclioptions.PrintFlags, step int32) error {
-	names, err := parseTargets(args)
+	names, err := a.rolloutCollection(ctx, args)
 	if err != nil {
 		return err
 	}

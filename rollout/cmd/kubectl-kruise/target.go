@@ -11,6 +11,11 @@ func parseTargets(args []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return rolloutNames(targets)
+}
+
+// rolloutNames are the names of targets that must all be Rollouts.
+func rolloutNames(targets []target) ([]string, error) {
 	names := make([]string, 0, len(targets))
 	for _, t := range targets {
 		if t.Kind != kindRollout {

@@ -210,3 +210,35 @@ func TestVersion(t *testing.T) {
 		t.Errorf("exit %d, stdout %q", r.code, r.stdout)
 	}
 }
+
+// The seed types `kubectl kruise rollout approve rollout`, a resource type with no name: as upstream's plugin,
+// that approves every Rollout of the namespace, and the other rollout verbs take a whole kind the same way.
+func TestVerbsOnAWholeKind(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	first, second := createRollout(t, ns, "first", false), createRollout(t, ns, "second", true)
+	setStep(t, first, 1, rolloutsv1beta1.CanaryStepStatePaused)
+	setStep(t, second, 1, rolloutsv1beta1.CanaryStepStatePaused)
+	r := kruise(t, "rollout", "approve", "rollout", "-n", ns)
+	if r.code != 0 || r.stdout != "rollout.rollouts.kruise.io/first approved\nrollout.rollouts.kruise.io/second approved\n" {
+		t.Fatalf("approve rollout: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if a, b := getRollout(t, ns, "first").Status.CanaryStatus, getRollout(t, ns, "second").Status.BlueGreenStatus; a.CurrentStepState != rolloutsv1beta1.CanaryStepStateReady ||
+		b.CurrentStepState != rolloutsv1beta1.CanaryStepStateReady {
+		t.Errorf("after approving the kind: %s and %s, want StepReady for both", a.CurrentStepState, b.CurrentStepState)
+	}
+	if r := kruise(t, "rollout", "pause", "rollouts", "-n", ns); r.code != 0 || strings.Count(r.stdout, " paused\n") != 2 {
+		t.Errorf("pause rollouts: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if !getRollout(t, ns, "first").Spec.Strategy.Paused || !getRollout(t, ns, "second").Spec.Strategy.Paused {
+		t.Error("pause of the kind left a Rollout running")
+	}
+	empty := namespace(t)
+	want := "error: no rollouts.rollouts.kruise.io found in namespace \"" + empty + "\"\n"
+	if r := kruise(t, "rollout", "approve", "rollout", "-n", empty); r.code != 1 || r.stderr != want {
+		t.Errorf("approve rollout in an empty namespace: exit %d, stderr %q; want 1, %q", r.code, r.stderr, want)
+	}
+	if r := kruise(t, "rollout", "status", "rollout", "-n", ns); r.code == 0 {
+		t.Errorf("status of a whole kind: exit 0, stdout %q; status takes one Rollout, as upstream's", r.stdout)
+	}
+}
