@@ -52,7 +52,8 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 	if err := setupControllers(mgr, opts); err != nil {
 		return err
 	}
-	return webhooks.RegisterRolloutWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), admission.DefaultOptions())
+	validation := admission.Options{FilterWorkloadType: opts.FilterWorkloadType, PartitionPercentLimit: opts.PartitionPercentLimit}
+	return webhooks.RegisterRolloutWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), validation)
 }
 
 // Feature gate names, as the manager passes them down.

@@ -26,6 +26,11 @@ type Options struct {
 	Controls *control.Registry
 	// Namespace is the namespace the manager runs in.
 	Namespace string
+	// FilterWorkloadType and PartitionPercentLimit are upstream's --filter-workload-type and
+	// --partition-percent-limit: which workload kinds a Rollout may name, and how large a partition-style step
+	// with traffic may be.
+	FilterWorkloadType    bool
+	PartitionPercentLimit int
 	// ConfigurationNamespace holds the kruise-rollout-configuration ConfigMap: the manager's namespace unless
 	// told otherwise (upstream's is kruise-rollout).
 	ConfigurationNamespace string

@@ -67,6 +67,27 @@ var _ = Describe("Manager faults and flags", Serial, Ordered, func() {
 		Expect(err).To(MatchError(ContainSubstring("failed calling webhook")))
 	})
 
+	// Upstream's --filter-workload-type=false lets a Rollout name any StatefulSet-like kind; the engine watches
+	// it on first sight and moves its partition.
+	It("releases a StatefulSet-like custom kind with --filter-workload-type=false", func(ctx SpecContext) {
+		m := mustStart(ctx, binary, "--filter-workload-type=false")
+		defer m.Stop()
+		ensureGameSetCRD(ctx)
+		s := &story{ns: newNamespace(ctx, "gameset-"), kind: "GameSet"}
+		_, err := dyn.Resource(gameSets).Namespace(s.ns).Create(ctx, newGameSet(s.ns, 4), metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		simulateGameSet(ctx, s.ns)
+		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n  - replicas: 100%")
+		s.setVersion(ctx, "v2")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		Expect(s.gameSetPartition(ctx)).To(Equal(int64(3)), "one of four pods updated")
+		s.approve(ctx)
+		s.waitPhase(ctx, "Healthy")
+		Expect(s.succeeded(ctx)).To(Equal("True/Success"))
+		Eventually(func() int64 { return s.gameSetPartition(ctx) }).WithContext(ctx).WithTimeout(time.Minute).
+			WithPolling(poll).Should(BeZero(), "the partition is lifted at the end")
+	})
+
 	// A user moving from upstream keeps the Lua customisations in kruise-rollout/kruise-rollout-configuration.
 	It("reads the configuration ConfigMap from --configuration-namespace", func(ctx SpecContext) {
 		m := mustStart(ctx, binary, "--configuration-namespace=kruise-rollout")

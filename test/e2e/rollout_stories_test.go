@@ -88,8 +88,11 @@ func createCloneSet(ctx context.Context, ns string, replicas int32) error {
 
 // workloadAPIVersion is the apiVersion of the story's workload kind.
 func (s *story) workloadAPIVersion() string {
-	if s.kind == "CloneSet" {
+	switch s.kind {
+	case "CloneSet":
 		return "apps.kruise.io/v1alpha1"
+	case "GameSet":
+		return gameSets.GroupVersion().String()
 	}
 	return "apps/v1"
 }
@@ -248,6 +251,9 @@ func (s *story) setVersion(ctx context.Context, version string) {
 		// Custom resources take no strategic merge patch: the JSON patch replaces the container's env.
 		env := fmt.Sprintf(`[{"op":"replace","path":"/spec/template/spec/containers/0/env","value":[{"name":"VERSION","value":%q}]}]`, version)
 		_, err = dyn.Resource(cloneSets).Namespace(s.ns).Patch(ctx, appName, types.JSONPatchType, []byte(env), metav1.PatchOptions{})
+	case "GameSet":
+		env := fmt.Sprintf(`[{"op":"replace","path":"/spec/template/spec/containers/0/env","value":[{"name":"VERSION","value":%q}]}]`, version)
+		_, err = dyn.Resource(gameSets).Namespace(s.ns).Patch(ctx, appName, types.JSONPatchType, []byte(env), metav1.PatchOptions{})
 	}
 	Expect(err).NotTo(HaveOccurred())
 }

@@ -194,7 +194,8 @@ func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversio
 		log.Info("Skipping module", "module", s.Name, "reason", s.Reason)
 	}
 	mopts := module.Options{Features: featureMap(opts.featureGates), Conversions: conversions, Controls: control.NewRegistry(),
-		Namespace: opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace()}
+		Namespace: opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace(),
+		FilterWorkloadType: opts.filterWorkloadType, PartitionPercentLimit: opts.partitionLimit}
 	for _, m := range run {
 		if err := m.Setup(ctx, mgr, mopts); err != nil {
 			return nil, fmt.Errorf("setting up module %s: %w", m.Name, err)

@@ -29,6 +29,8 @@ type options struct {
 	webhookSecretName  string
 	webhookCertRenew   time.Duration
 	configNamespace    string
+	filterWorkloadType bool
+	partitionLimit     int
 	enableModules      string
 	featureGates       featuregate.MutableFeatureGate
 	zap                zap.Options
@@ -57,6 +59,10 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.webhookServiceName, "webhook-service-name", envOr("SERVICE_NAME", "flotilla-webhook-service"), "Name of the webhook Service.")
 	fs.StringVar(&o.webhookSecretName, "webhook-secret-name", envOr("SECRET_NAME", "flotilla-webhook-certs"), "Name of the Secret that holds the webhook CA and serving certificate.")
 	fs.DurationVar(&o.webhookCertRenew, "webhook-cert-renew-before", 30*24*time.Hour, "Renew the webhook certificates this long before they expire.")
+	fs.BoolVar(&o.filterWorkloadType, "filter-workload-type", true, "Let Rollouts name only the workload kinds the engine knows "+
+		"(upstream's flag); false also releases StatefulSet-like custom kinds, whose RBAC the manager then needs.")
+	fs.IntVar(&o.partitionLimit, "partition-percent-limit", 50, "The largest percentage of replicas a partition-style step with "+
+		"traffic or matches may have (upstream's flag).")
 	fs.StringVar(&o.configNamespace, "configuration-namespace", "", "Namespace of the kruise-rollout-configuration ConfigMap (Lua traffic script overrides); "+
 		"default: the --webhook-namespace. Upstream Kruise Rollouts keeps it in kruise-rollout.")
 	fs.StringVar(&o.enableModules, "enable-modules", "*", "Comma-separated modules to run, or * for all.")
@@ -74,6 +80,8 @@ func (o *options) validate() error {
 		// client-go's own rule: a renewal attempt may wait up to 1.2 retry periods.
 		return fmt.Errorf("--leader-election-renew-deadline=%v: must be longer than 1.2 × --leader-election-retry-period=%v",
 			o.renewDeadline, o.retryPeriod)
+	case o.partitionLimit < 1 || o.partitionLimit > 100:
+		return fmt.Errorf("--partition-percent-limit=%d: must be between 1 and 100", o.partitionLimit)
 	case o.leaseDuration <= o.renewDeadline:
 		return fmt.Errorf("--leader-election-lease-duration=%v: must be longer than --leader-election-renew-deadline=%v",
 			o.leaseDuration, o.renewDeadline)

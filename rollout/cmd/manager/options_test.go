@@ -21,6 +21,8 @@ func TestLeaderElectionFlags(t *testing.T) {
 		{[]string{"--leader-election-renew-deadline=20s"}, "--leader-election-lease-duration=15s: must be longer than --leader-election-renew-deadline=20s"},
 		{[]string{"--leader-election-retry-period=9s"}, "--leader-election-renew-deadline=10s: must be longer than 1.2 × --leader-election-retry-period=9s"},
 		{[]string{"--leader-election-retry-period=0s"}, "--leader-election-retry-period=0s: must be positive"},
+		{[]string{"--partition-percent-limit=0"}, "--partition-percent-limit=0: must be between 1 and 100"},
+		{[]string{"--partition-percent-limit=80", "--filter-workload-type=false"}, ""},
 	}
 	for _, tt := range tests {
 		gates, err := feature.NewGate()

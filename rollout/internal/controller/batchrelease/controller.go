@@ -57,6 +57,8 @@ type Reconciler struct {
 	unobservedSince reconcileutil.Timestamps[types.UID]
 	// waits spare a release the pod events of a batch that cannot be ready yet.
 	waits readyWaits
+	// watches watches the custom workload kinds BatchReleases name, once set up.
+	watches *reconcileutil.DynamicWatches
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;update;patch
@@ -88,7 +90,13 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	for kind, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetScheme(), mgr.GetRESTMapper()) {
 		b = b.Watches(obj, r.releasesOf(kind))
 	}
-	return b.Complete(r)
+	c, err := b.Build(r)
+	if err != nil {
+		return err
+	}
+	known := reconcileutil.WatchedWorkloadKinds(mgr.GetScheme(), mgr.GetRESTMapper())
+	r.watches = reconcileutil.NewDynamicWatches(c, mgr.GetCache(), mgr.GetRESTMapper(), known, r.releasesOf)
+	return nil
 }
 
 // workloadRefIndex indexes BatchReleases by the kind and name of their workload, so a workload event finds
@@ -142,6 +150,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if r.written.Stale(br) {
 		return reconcile.Result{RequeueAfter: reconcileutil.ConflictRetry}, nil
+	}
+	if r.watches != nil {
+		if err := r.watches.Ensure(br.Spec.WorkloadRef); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	if err := reconcileutil.EnsureFinalizer(ctx, r.Client, br, rolloutsv1beta1.BatchReleaseFinalizer); err != nil {
 		return reconcile.Result{}, err

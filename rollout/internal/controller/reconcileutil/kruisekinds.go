@@ -21,6 +21,17 @@ var kruiseWorkloads = []struct {
 	{kruiseappsv1alpha1.GroupVersion.WithKind("DaemonSet"), &kruiseappsv1alpha1.DaemonSet{}},
 }
 
+// WatchedWorkloadKinds are the kinds the engine's controllers watch from the start: the native workloads and
+// the served kruise ones (ServedKruiseWorkloads). Any other kind a release names is watched on first sight
+// (DynamicWatches).
+func WatchedWorkloadKinds(scheme *runtime.Scheme, mapper meta.RESTMapper) []schema.GroupKind {
+	known := []schema.GroupKind{{Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "StatefulSet"}, {Group: "apps", Kind: "DaemonSet"}}
+	for kind := range ServedKruiseWorkloads(scheme, mapper) {
+		known = append(known, schema.GroupKind{Group: "apps.kruise.io", Kind: kind})
+	}
+	return known
+}
+
 // ServedKruiseWorkloads returns an empty object of each apps.kruise.io workload kind (CloneSet, Advanced
 // StatefulSet, Advanced DaemonSet) that the apiserver serves and the manager's scheme knows, keyed by kind,
 // for the engine's controllers to watch: a watch on a kind whose CRD is not installed, or that the scheme

@@ -60,6 +60,8 @@ type Reconciler struct {
 	// AppendPodSelector is the gate of the same name: patchPodTemplateMetadata labels extend the canary
 	// Service selector.
 	AppendPodSelector bool
+	// watches watches the custom workload kinds Rollouts name, once set up.
+	watches *reconcileutil.DynamicWatches
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts,verbs=get;list;watch;update;patch
@@ -78,7 +80,13 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	for kind, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetScheme(), mgr.GetRESTMapper()) {
 		b = b.Watches(obj, r.rolloutsOf(kind))
 	}
-	return b.Complete(r)
+	c, err := b.Build(r)
+	if err != nil {
+		return err
+	}
+	known := reconcileutil.WatchedWorkloadKinds(mgr.GetScheme(), mgr.GetRESTMapper())
+	r.watches = reconcileutil.NewDynamicWatches(c, mgr.GetCache(), mgr.GetRESTMapper(), known, r.rolloutsOf)
+	return nil
 }
 
 // deploymentChanged passes Deployment events a Rollout reads: anything but an update of the status
@@ -128,6 +136,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if r.written.Stale(ro) {
 		return reconcile.Result{RequeueAfter: reconcileutil.ConflictRetry}, nil
 	}
+	if err := r.watchWorkload(ro); err != nil {
+		return reconcile.Result{}, err
+	}
 	if wrote, err := r.ensureMetadata(ctx, ro); err != nil || wrote {
 		// The event of the write wakes the next reconcile, which starts from it.
 		return reconcileutil.RetryConflicts(err)
@@ -145,6 +156,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcileutil.RetryConflicts(err)
 	}
 	return reconcile.Result{RequeueAfter: d.RequeueAfter}, nil
+}
+
+// watchWorkload makes sure the Rollout's workload kind is watched (a custom kind, on first sight).
+func (r *Reconciler) watchWorkload(ro *rolloutsv1beta1.Rollout) error {
+	if r.watches == nil {
+		return nil
+	}
+	return r.watches.Ensure(ro.Spec.WorkloadRef)
 }
 
 // rollbackInBatch: the Rollout asks to roll back in batches and may, as upstream allows it only for
