@@ -20,6 +20,9 @@ import (
 // Kinds are the kinds the module needs served before it runs.
 var Kinds = []schema.GroupVersionKind{kruiseappsv1alpha1.GroupVersion.WithKind("ContainerRecreateRequest")}
 
+// Reconciles are the kinds the module runs controllers for.
+var Reconciles = []schema.GroupKind{{Group: kruiseappsv1alpha1.GroupVersion.Group, Kind: "ContainerRecreateRequest"}}
+
 // SetupWithManager registers the ContainerRecreateRequest controller and mutating webhook. The webhook reads
 // pods past the cache: it copies the containers' current IDs and restart counts, which the node agent
 // compares with the running containers.

@@ -36,6 +36,12 @@ var Kinds = []schema.GroupVersionKind{
 	rolloutsv1beta1.GroupVersion.WithKind("BatchRelease"),
 }
 
+// Reconciles are the kinds the engine runs controllers for (RolloutHistory with its feature gate).
+var Reconciles = []schema.GroupKind{
+	{Group: rolloutsv1beta1.GroupVersion.Group, Kind: "Rollout"}, {Group: rolloutsv1beta1.GroupVersion.Group, Kind: "BatchRelease"},
+	{Group: rolloutsv1beta1.GroupVersion.Group, Kind: "TrafficRouting"}, {Group: rolloutsv1beta1.GroupVersion.Group, Kind: "RolloutHistory"},
+}
+
 // ConversionCRDs are the engine's CRDs served in two versions, v1beta1 (storage) and v1alpha1, that convert
 // through the manager's /convert webhook.
 var ConversionCRDs = []string{"rollouts.rollouts.kruise.io", "batchreleases.rollouts.kruise.io"}

@@ -50,6 +50,9 @@ type Module struct {
 	Name string
 	// Kinds must all be served by the apiserver; otherwise the module logs and skips itself.
 	Kinds []schema.GroupVersionKind
+	// Reconciles are the kinds the module runs a controller for; the manager warns about objects of served
+	// kinds no running module reconciles (and the README's table of kinds says which are which).
+	Reconciles []schema.GroupKind
 	// ConversionCRDs name the module's CRDs (<plural>.<group>) that convert between their versions through
 	// the manager's /convert webhook; the manager points them at itself while the module runs.
 	ConversionCRDs []string

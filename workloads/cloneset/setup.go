@@ -27,6 +27,9 @@ const (
 // Kinds are the kinds the module needs served before it runs.
 var Kinds = []schema.GroupVersionKind{kruiseappsv1alpha1.GroupVersion.WithKind("CloneSet")}
 
+// Reconciles are the kinds the module runs controllers for.
+var Reconciles = []schema.GroupKind{{Group: kruiseappsv1alpha1.GroupVersion.Group, Kind: "CloneSet"}}
+
 // SetupWithManager registers the CloneSet controller, the pod readiness controller and the CloneSet and pod
 // admission webhooks. The Rollout engine's CloneSet controls are the rollout module's: it releases CloneSets
 // that upstream OpenKruise runs too.

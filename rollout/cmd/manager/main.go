@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -40,13 +41,14 @@ import (
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
+	"github.com/flotilla-dev/flotilla/workloads/unreconciled"
 )
 
 // modules is the manager's literal module table; a module joins Flotilla by adding its line here.
 var modules = []module.Module{
-	{Name: "rollout", Kinds: rollout.Kinds, ConversionCRDs: rollout.ConversionCRDs, Setup: rollout.SetupWithManager},
-	{Name: "cloneset", Kinds: cloneset.Kinds, Setup: cloneset.SetupWithManager},
-	{Name: "nodeagent", Kinds: nodeagent.Kinds, Setup: nodeagent.SetupWithManager},
+	{Name: "rollout", Kinds: rollout.Kinds, Reconciles: rollout.Reconciles, ConversionCRDs: rollout.ConversionCRDs, Setup: rollout.SetupWithManager},
+	{Name: "cloneset", Kinds: cloneset.Kinds, Reconciles: cloneset.Reconciles, Setup: cloneset.SetupWithManager},
+	{Name: "nodeagent", Kinds: nodeagent.Kinds, Reconciles: nodeagent.Reconciles, Setup: nodeagent.SetupWithManager},
 }
 
 func newScheme() *runtime.Scheme {
@@ -148,6 +150,9 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts options) error {
 	if err != nil {
 		return err
 	}
+	if err := unreconciled.SetupWithManager(mgr, unreconciledKinds(mgr, run)); err != nil {
+		return err
+	}
 	certs, err := webhooks.Register(mgr, webhookOptions(opts, run), conversions)
 	if err != nil {
 		return fmt.Errorf("setting up webhooks: %w", err)
@@ -170,6 +175,25 @@ func webhookOptions(opts options, run []module.Module) webhooks.Options {
 		ValidatingWebhookConfigurationName: "flotilla-validating-webhook-configuration",
 		ConversionCRDs:                     conversionCRDs(run),
 	}
+}
+
+// ownedGroups are the API groups whose kinds this installation serves for itself: the engine's, and the
+// workload groups unless only the engine runs (beside upstream OpenKruise, which reconciles those).
+func ownedGroups(run []module.Module) []string {
+	groups := []string{rolloutsv1beta1.GroupVersion.Group}
+	if slices.ContainsFunc(run, func(m module.Module) bool { return m.Name != "rollout" }) {
+		groups = append(groups, kruiseappsv1alpha1.GroupVersion.Group, kruisepolicyv1alpha1.GroupVersion.Group)
+	}
+	return groups
+}
+
+// unreconciledKinds are the served kinds of the owned groups that no running module reconciles.
+func unreconciledKinds(mgr ctrl.Manager, run []module.Module) []schema.GroupVersionKind {
+	var reconciled []schema.GroupKind
+	for _, m := range run {
+		reconciled = append(reconciled, m.Reconciles...)
+	}
+	return unreconciled.Kinds(mgr.GetScheme(), mgr.GetRESTMapper(), ownedGroups(run), reconciled)
 }
 
 // conversionCRDs are the CRDs whose conversion this manager serves: those of the modules it runs. An
