@@ -41,17 +41,18 @@ func expectServedKinds(s framework.Seed) {
 }
 
 // expectSeedRoundTrip applies a complete example. Examples that upstream's
-// admission webhooks refuse must be refused with the expected text when a
-// webhook covers the kind; otherwise the stored object must keep every
-// field that was sent (v1alpha1 Rollouts cross the conversion webhook both
-// ways on the way).
+// admission webhooks refuse must be refused with the expected text; while no
+// Flotilla webhook covers the kind yet, such an example is pending, not a
+// pass. Otherwise the stored object must keep every field that was sent
+// (v1alpha1 Rollouts cross the conversion webhook both ways on the way).
 func expectSeedRoundTrip(ctx context.Context, s framework.Seed) {
 	obj := framework.ForApply(s.Object())
 	t, err := targetFor(obj)
 	Expect(err).NotTo(HaveOccurred())
 	byWebhook := s.ExpectRejected != "" && admissionCovers(ctx, t.gvr, obj.GetLabels())
 	if s.ExpectRejected != "" && !byWebhook {
-		By("no admission webhook covers " + t.gvr.String() + ": checking the schema only")
+		Skip(fmt.Sprintf("pending: upstream rejects this example (%q), and no Flotilla admission webhook covers %s yet",
+			s.ExpectRejected, t.gvr.GroupResource()))
 	}
 	got, err := applyAndCleanUp(ctx, obj)
 	if byWebhook {
