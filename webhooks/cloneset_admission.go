@@ -38,28 +38,16 @@ func RegisterCloneSetWebhooks(srv webhook.Server, reader client.Reader, scheme *
 	if srv == nil || reader == nil || scheme == nil {
 		return errors.New("registering the CloneSet webhooks: server, reader and scheme are required")
 	}
-	for path, handler := range cloneSetHandlers(reader, admission.NewDecoder(scheme)) {
-		srv.Register(path, &webhook.Admission{Handler: handler})
-	}
+	Serve(srv, cloneSetHandlers(reader, admission.NewDecoder(scheme)))
 	return nil
 }
 
 func cloneSetHandlers(reader client.Reader, decoder admission.Decoder) map[string]admission.Handler {
 	a := &cloneSetAdmission{reader: reader, decoder: decoder}
 	return map[string]admission.Handler{
-		DefaultCloneSetPath:  createsAndUpdates(a.defaults),
-		ValidateCloneSetPath: createsAndUpdates(a.validate),
+		DefaultCloneSetPath:  CreatesAndUpdates(a.defaults),
+		ValidateCloneSetPath: CreatesAndUpdates(a.validate),
 	}
-}
-
-// createsAndUpdates lets only creations and updates of the main resource reach h.
-func createsAndUpdates(h admission.HandlerFunc) admission.Handler {
-	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
-		if req.SubResource != "" || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
-			return admission.Allowed("")
-		}
-		return h(ctx, req)
-	})
 }
 
 // cloneSetAdmission answers both CloneSet webhooks.
@@ -90,7 +78,7 @@ func (a *cloneSetAdmission) defaults(_ context.Context, req admission.Request) a
 // know; should the merge fail (it keys containers by name, which need not be unique yet) the whole typed
 // object is sent, as upstream does.
 func defaultedRaw(raw []byte, cur, out *kruiseappsv1alpha1.CloneSet) ([]byte, error) {
-	if mutated, err := mergeIntoRaw(raw, cur, out); err == nil {
+	if mutated, err := MergeIntoRaw(raw, cur, out); err == nil {
 		return mutated, nil
 	}
 	return json.Marshal(out)

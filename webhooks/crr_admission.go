@@ -32,7 +32,7 @@ func RegisterContainerRecreateRequestWebhook(srv webhook.Server, reader client.R
 		return errors.New("registering the ContainerRecreateRequest webhook: server, reader and scheme are required")
 	}
 	a := &crrAdmission{reader: reader, decoder: admission.NewDecoder(scheme)}
-	srv.Register(MutateContainerRecreateRequestPath, &webhook.Admission{Handler: createsAndUpdates(a.handle)})
+	srv.Register(MutateContainerRecreateRequestPath, &webhook.Admission{Handler: CreatesAndUpdates(a.handle)})
 	return nil
 }
 
@@ -103,7 +103,7 @@ func crrPatch(raw []byte, cur, out *kruiseappsv1alpha1.ContainerRecreateRequest)
 	if equality.Semantic.DeepEqual(cur, out) {
 		return admission.Allowed("")
 	}
-	mutated, err := mergeIntoRaw(raw, cur, out)
+	mutated, err := MergeIntoRaw(raw, cur, out)
 	if err != nil {
 		if mutated, err = json.Marshal(out); err != nil {
 			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the ContainerRecreateRequest patch: %w", err))

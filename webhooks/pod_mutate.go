@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
@@ -29,19 +28,9 @@ func RegisterPodWebhook(srv webhook.Server, scheme *runtime.Scheme) error {
 		return errors.New("registering the pod webhook: server and scheme are required")
 	}
 	m := &podMutator{decoder: admission.NewDecoder(scheme)}
-	srv.Register(MutatePodPath, &webhook.Admission{Handler: createsOnly(m.injectGate)})
+	// Creations only: the gate can only be set at creation, readiness gates being immutable afterwards.
+	srv.Register(MutatePodPath, &webhook.Admission{Handler: CreatesOnly(m.injectGate)})
 	return nil
-}
-
-// createsOnly lets only creations of the main resource reach h: the gate can only be set at creation,
-// readiness gates being immutable afterwards.
-func createsOnly(h admission.HandlerFunc) admission.Handler {
-	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
-		if req.Operation != admissionv1.Create || req.SubResource != "" {
-			return admission.Allowed("")
-		}
-		return h(ctx, req)
-	})
 }
 
 // podMutator answers the pod mutating webhook.
@@ -58,7 +47,7 @@ func (m *podMutator) injectGate(ctx context.Context, req admission.Request) admi
 	if !podreadiness.InjectGate(out) {
 		return admission.Allowed("")
 	}
-	mutated, err := mergeIntoRaw(req.Object.Raw, cur, out)
+	mutated, err := MergeIntoRaw(req.Object.Raw, cur, out)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the pod patch: %w", err))
 	}

@@ -15,15 +15,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 )
-
-// handlerServer keeps the handlers registered on it.
-type handlerServer struct {
-	webhook.Server
-	handlers map[string]http.Handler
-}
-
-func (s *handlerServer) Register(path string, h http.Handler) { s.handlers[path] = h }
 
 func podWebhook(t testing.TB) *webhook.Admission {
 	t.Helper()
@@ -31,15 +25,11 @@ func podWebhook(t testing.TB) *webhook.Admission {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	srv := &handlerServer{handlers: map[string]http.Handler{}}
+	srv := webhooktest.NewServer()
 	if err := RegisterPodWebhook(srv, scheme); err != nil {
 		t.Fatal(err)
 	}
-	h, ok := srv.handlers[MutatePodPath].(*webhook.Admission)
-	if !ok {
-		t.Fatalf("no admission handler on %s: %v", MutatePodPath, srv.handlers)
-	}
-	return h
+	return srv.Admission(t, MutatePodPath)
 }
 
 // podDoc is a pod as the API server sends it; owner is its ownerReferences JSON, gates its readinessGates.
@@ -157,7 +147,7 @@ func decodeJSON(t *testing.T, s string) any {
 }
 
 func TestRegisterPodWebhookNeedsItsInputs(t *testing.T) {
-	if err := RegisterPodWebhook(&handlerServer{handlers: map[string]http.Handler{}}, nil); err == nil {
+	if err := RegisterPodWebhook(webhooktest.NewServer(), nil); err == nil {
 		t.Error("no error without a scheme")
 	}
 	if err := RegisterPodWebhook(nil, runtime.NewScheme()); err == nil {
@@ -168,7 +158,7 @@ func TestRegisterPodWebhookNeedsItsInputs(t *testing.T) {
 // TestPodWebhookConfiguration checks the chart's entry: served path, never blocking, pods only, upstream's
 // namespace exclusions.
 func TestPodWebhookConfiguration(t *testing.T) {
-	mutating, _ := loadWebhookConfigurations(t)
+	mutating, _ := webhooktest.Configurations(t)
 	var w *admissionregistrationv1.MutatingWebhook
 	for i := range mutating.Webhooks {
 		if mutating.Webhooks[i].Name == "mpod.kb.io" {
@@ -178,7 +168,7 @@ func TestPodWebhookConfiguration(t *testing.T) {
 	if w == nil {
 		t.Fatal("no mpod.kb.io webhook")
 	}
-	if got := servicePath(t, w.Name, w.ClientConfig); got != MutatePodPath {
+	if got := webhooktest.ServicePath(t, w.Name, w.ClientConfig); got != MutatePodPath {
 		t.Errorf("path %q, want %q", got, MutatePodPath)
 	}
 	if w.FailurePolicy == nil || *w.FailurePolicy != admissionregistrationv1.Ignore {

@@ -1,12 +1,8 @@
 package webhooks
 
 import (
-	"bytes"
-	"net/http"
-	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,26 +11,15 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/yaml"
 
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 )
-
-const webhookConfigurationsFile = "../charts/flotilla/webhooks/webhook-configurations.yaml"
-
-// recordingServer records the paths registered on it.
-type recordingServer struct {
-	webhook.Server
-	paths []string
-}
-
-func (s *recordingServer) Register(path string, _ http.Handler) { s.paths = append(s.paths, path) }
 
 func registeredRolloutPaths(t *testing.T) []string {
 	t.Helper()
-	srv := &recordingServer{}
+	srv := webhooktest.NewServer()
 	scheme := rolloutTestScheme(t)
 	reader := fake.NewClientBuilder().WithScheme(scheme).Build()
 	if err := RegisterRolloutWebhooks(srv, reader, scheme, rolloutadmission.DefaultOptions()); err != nil {
@@ -49,58 +34,26 @@ func registeredRolloutPaths(t *testing.T) []string {
 	if err := RegisterContainerRecreateRequestWebhook(srv, reader, scheme); err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(srv.paths)
-	return srv.paths
-}
-
-func loadWebhookConfigurations(t *testing.T) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
-	t.Helper()
-	data, err := os.ReadFile(webhookConfigurationsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs := bytes.Split(data, []byte("\n---\n"))
-	if len(docs) != 2 {
-		t.Fatalf("%s has %d documents, want 2", webhookConfigurationsFile, len(docs))
-	}
-	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	for i, obj := range []any{mutating, validating} {
-		if err := yaml.UnmarshalStrict(docs[i], obj); err != nil {
-			t.Fatalf("document %d: %v", i, err)
-		}
-	}
-	return mutating, validating
+	return srv.Paths()
 }
 
 func TestWebhookConfigurationPathsAreServed(t *testing.T) {
-	mutating, validating := loadWebhookConfigurations(t)
+	mutating, validating := webhooktest.Configurations(t)
 	var configured []string
 	for _, w := range mutating.Webhooks {
-		configured = append(configured, servicePath(t, w.Name, w.ClientConfig))
+		configured = append(configured, webhooktest.ServicePath(t, w.Name, w.ClientConfig))
 	}
 	for _, w := range validating.Webhooks {
-		configured = append(configured, servicePath(t, w.Name, w.ClientConfig))
+		configured = append(configured, webhooktest.ServicePath(t, w.Name, w.ClientConfig))
 	}
-	sort.Strings(configured)
+	slices.Sort(configured)
 	if diff := cmp.Diff(registeredRolloutPaths(t), configured); diff != "" {
 		t.Errorf("registered paths (-) and configured paths (+) differ:\n%s", diff)
 	}
 }
 
-func servicePath(t *testing.T, name string, cc admissionregistrationv1.WebhookClientConfig) string {
-	t.Helper()
-	if cc.Service == nil || cc.Service.Path == nil {
-		t.Fatalf("webhook %s has no service path", name)
-	}
-	if cc.Service.Name != "flotilla-webhook-service" || cc.Service.Namespace != "flotilla-system" {
-		t.Errorf("webhook %s points at %s/%s", name, cc.Service.Namespace, cc.Service.Name)
-	}
-	return *cc.Service.Path
-}
-
 func TestWebhookConfigurations(t *testing.T) {
-	mutating, validating := loadWebhookConfigurations(t)
+	mutating, validating := webhooktest.Configurations(t)
 	if mutating.Name != "flotilla-mutating-webhook-configuration" || validating.Name != "flotilla-validating-webhook-configuration" {
 		t.Errorf("names %q and %q", mutating.Name, validating.Name)
 	}
@@ -159,7 +112,7 @@ func checkCommon(t *testing.T, name string, policy *admissionregistrationv1.Fail
 
 func TestRegisterRolloutWebhooksNeedsItsInputs(t *testing.T) {
 	scheme := runtime.NewScheme()
-	if err := RegisterRolloutWebhooks(&recordingServer{}, nil, scheme, rolloutadmission.DefaultOptions()); err == nil {
+	if err := RegisterRolloutWebhooks(webhooktest.NewServer(), nil, scheme, rolloutadmission.DefaultOptions()); err == nil {
 		t.Error("no error without a reader")
 	}
 }
@@ -167,7 +120,7 @@ func TestRegisterRolloutWebhooksNeedsItsInputs(t *testing.T) {
 // The unified webhook's matchConditions name exactly the kinds its handler skips, so the API server calls it
 // for none of them and for every other kind.
 func TestUnifiedMatchConditionsNameTheSkippedKinds(t *testing.T) {
-	mutating, _ := loadWebhookConfigurations(t)
+	mutating, _ := webhooktest.Configurations(t)
 	var expr string
 	for _, w := range mutating.Webhooks {
 		if w.ClientConfig.Service != nil && w.ClientConfig.Service.Path != nil && *w.ClientConfig.Service.Path == MutateUnifiedWorkloadPath {
@@ -194,7 +147,7 @@ func TestUnifiedMatchConditionsNameTheSkippedKinds(t *testing.T) {
 // The native DaemonSet's webhook selects every DaemonSet (a template changed before the Rollout controller
 // labelled it must not roll every pod), but is called only for what can start a release.
 func TestNativeDaemonSetWebhookSelectsTemplateChanges(t *testing.T) {
-	mutating, _ := loadWebhookConfigurations(t)
+	mutating, _ := webhooktest.Configurations(t)
 	i := slices.IndexFunc(mutating.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == "mdaemonset-native.kb.io" })
 	if i < 0 {
 		t.Fatal("no mdaemonset-native.kb.io")
@@ -212,7 +165,7 @@ func TestNativeDaemonSetWebhookSelectsTemplateChanges(t *testing.T) {
 // Every webhook that freezes workloads spares the manager's own writes, naming the identity the chart
 // replaces with its release's manager service account.
 func TestWorkloadWebhooksSpareTheManager(t *testing.T) {
-	mutating, _ := loadWebhookConfigurations(t)
+	mutating, _ := webhooktest.Configurations(t)
 	want := `request.userInfo.username != 'system:serviceaccount:flotilla-system:flotilla-manager'`
 	freezing := 0
 	for _, w := range mutating.Webhooks {

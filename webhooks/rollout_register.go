@@ -34,22 +34,21 @@ func RegisterRolloutWebhooks(srv webhook.Server, reader client.Reader, scheme *r
 	if srv == nil || reader == nil || scheme == nil {
 		return errors.New("registering the rollout webhooks: server, reader and scheme are required")
 	}
-	for path, handler := range rolloutHandlers(reader, admission.NewDecoder(scheme), opts) {
-		srv.Register(path, &webhook.Admission{Handler: handler})
-	}
+	Serve(srv, rolloutHandlers(reader, admission.NewDecoder(scheme), opts))
 	return nil
 }
 
-// rolloutHandlers maps each path to its handler.
+// rolloutHandlers maps each path to its handler. The freezing webhooks see updates only: a release starts
+// from a changed object.
 func rolloutHandlers(reader client.Reader, decoder admission.Decoder, opts rolloutadmission.Options) map[string]admission.Handler {
 	v := &rolloutValidator{reader: reader, decoder: decoder, opts: opts}
 	m := &workloadMutator{reader: reader, decoder: decoder}
 	return map[string]admission.Handler{
 		ValidateRolloutPath:         v,
-		MutateDeploymentPath:        updatesOnly(m.deployment),
-		MutateCloneSetPath:          updatesOnly(m.cloneSet),
-		MutateAdvancedDaemonSetPath: updatesOnly(m.advancedDaemonSet),
-		MutateDaemonSetPath:         updatesOnly(m.daemonSet),
-		MutateUnifiedWorkloadPath:   updatesOnly(m.unified),
+		MutateDeploymentPath:        UpdatesOnly(m.deployment),
+		MutateCloneSetPath:          UpdatesOnly(m.cloneSet),
+		MutateAdvancedDaemonSetPath: UpdatesOnly(m.advancedDaemonSet),
+		MutateDaemonSetPath:         UpdatesOnly(m.daemonSet),
+		MutateUnifiedWorkloadPath:   UpdatesOnly(m.unified),
 	}
 }
