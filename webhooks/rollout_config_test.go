@@ -25,7 +25,9 @@ func registeredRolloutPaths(t *testing.T) []string {
 	if err := RegisterRolloutWebhooks(srv, reader, scheme, rolloutadmission.DefaultOptions()); err != nil {
 		t.Fatal(err)
 	}
-	if err := RegisterPodWebhook(srv, scheme); err != nil {
+	pods := &PodChain{} // the cloneset module adds its readiness gate
+	pods.Add(unchanged)
+	if err := RegisterPodChain(srv, scheme, pods); err != nil {
 		t.Fatal(err)
 	}
 	if err := RegisterCloneSetWebhooks(srv, reader, scheme); err != nil {

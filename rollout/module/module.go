@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/webhooks"
 )
 
 // Options is what every module receives from the composition root. Feature gates arrive as booleans.
@@ -22,6 +23,9 @@ type Options struct {
 	Features map[string]bool
 	// Conversions collects CRD conversion functions; the manager serves them all on /convert.
 	Conversions conversion.Registry
+	// PodMutations collects what modules change in pods at creation; the manager serves the chain on the
+	// pod webhook once every module has added to it.
+	PodMutations *webhooks.PodChain
 	// Controls is the engine's workload-control registry; workload modules add their kinds to it.
 	Controls *control.Registry
 	// Namespace is the namespace the manager runs in.

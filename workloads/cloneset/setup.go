@@ -38,10 +38,10 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 	if err := podreadiness.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the pod readiness controller: %w", err)
 	}
-	srv := mgr.GetWebhookServer()
-	if err := webhooks.RegisterCloneSetWebhooks(srv, mgr.GetClient(), mgr.GetScheme()); err != nil {
+	if err := webhooks.RegisterCloneSetWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme()); err != nil {
 		return err
 	}
 	// The pod webhook injects a gate the pod readiness controller above initialises: both or neither.
-	return webhooks.RegisterPodWebhook(srv, mgr.GetScheme())
+	opts.PodMutations.Add(injectReadinessGate)
+	return nil
 }

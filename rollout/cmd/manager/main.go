@@ -141,11 +141,15 @@ func cacheOptions(opts options) cache.Options {
 	}
 }
 
-// setup wires the webhook certificates, the selected modules and the probes.
+// setup wires the selected modules, what they contribute to the shared webhooks, the webhook certificates
+// and the probes.
 func setup(ctx context.Context, mgr ctrl.Manager, opts options) error {
-	conversions := conversion.NewRegistry()
-	run, err := setupModules(ctx, mgr, opts, conversions)
+	conversions, pods := conversion.NewRegistry(), &webhooks.PodChain{}
+	run, err := setupModules(ctx, mgr, opts, conversions, pods)
 	if err != nil {
+		return err
+	}
+	if err := webhooks.RegisterPodChain(mgr.GetWebhookServer(), mgr.GetScheme(), pods); err != nil {
 		return err
 	}
 	certs, err := webhooks.Register(mgr, webhookOptions(opts, run), conversions)
@@ -184,7 +188,8 @@ func conversionCRDs(run []module.Module) []string {
 }
 
 // setupModules sets up the modules of the table that run, and returns them.
-func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversions conversion.Registry) ([]module.Module, error) {
+func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversions conversion.Registry,
+	pods *webhooks.PodChain) ([]module.Module, error) {
 	run, skipped, err := module.Select(modules, opts.modules(), servedBy(mgr))
 	if err != nil {
 		return nil, err
@@ -193,8 +198,8 @@ func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversio
 	for _, s := range skipped {
 		log.Info("Skipping module", "module", s.Name, "reason", s.Reason)
 	}
-	mopts := module.Options{Features: featureMap(opts.featureGates), Conversions: conversions, Controls: control.NewRegistry(),
-		Namespace: opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace()}
+	mopts := module.Options{Features: featureMap(opts.featureGates), Conversions: conversions, PodMutations: pods,
+		Controls: control.NewRegistry(), Namespace: opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace()}
 	for _, m := range run {
 		if err := m.Setup(ctx, mgr, mopts); err != nil {
 			return nil, fmt.Errorf("setting up module %s: %w", m.Name, err)
