@@ -27,7 +27,6 @@ import (
 	"github.com/flotilla-dev/flotilla/trafficrouting/gateway"
 	"github.com/flotilla-dev/flotilla/trafficrouting/ingress"
 	"github.com/flotilla-dev/flotilla/trafficrouting/luavm"
-	"github.com/flotilla-dev/flotilla/webhooks"
 )
 
 // Kinds are the kinds the engine needs served before it runs.
@@ -52,7 +51,7 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 	if err := setupControllers(mgr, opts); err != nil {
 		return err
 	}
-	return webhooks.RegisterRolloutWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), admission.DefaultOptions())
+	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), admission.DefaultOptions())
 }
 
 // Feature gate names, as the manager passes them down.

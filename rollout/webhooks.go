@@ -1,4 +1,4 @@
-package webhooks
+package rollout
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
+	"github.com/flotilla-dev/flotilla/webhooks"
 )
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts,verbs=get;list;watch
@@ -25,16 +26,16 @@ const (
 	MutateUnifiedWorkloadPath   = "/mutate-unified-workload"
 )
 
-// RegisterRolloutWebhooks serves the Rollout validating webhook and the workload mutating webhooks on srv.
+// RegisterWebhooks serves the Rollout validating webhook and the workload mutating webhooks on srv.
 // reader lists the Rollouts of a namespace and a Deployment's ReplicaSets (a cache is fine: the decisions
 // are level-based and the API server retries nothing on its own); scheme must know the rollouts.kruise.io
 // v1alpha1 and v1beta1 kinds, apps/v1 and the apps.kruise.io v1alpha1 kinds. Call it once, before the
 // server starts.
-func RegisterRolloutWebhooks(srv webhook.Server, reader client.Reader, scheme *runtime.Scheme, opts rolloutadmission.Options) error {
+func RegisterWebhooks(srv webhook.Server, reader client.Reader, scheme *runtime.Scheme, opts rolloutadmission.Options) error {
 	if srv == nil || reader == nil || scheme == nil {
 		return errors.New("registering the rollout webhooks: server, reader and scheme are required")
 	}
-	Serve(srv, rolloutHandlers(reader, admission.NewDecoder(scheme), opts))
+	webhooks.Serve(srv, rolloutHandlers(reader, admission.NewDecoder(scheme), opts))
 	return nil
 }
 
@@ -45,10 +46,10 @@ func rolloutHandlers(reader client.Reader, decoder admission.Decoder, opts rollo
 	m := &workloadMutator{reader: reader, decoder: decoder}
 	return map[string]admission.Handler{
 		ValidateRolloutPath:         v,
-		MutateDeploymentPath:        UpdatesOnly(m.deployment),
-		MutateCloneSetPath:          UpdatesOnly(m.cloneSet),
-		MutateAdvancedDaemonSetPath: UpdatesOnly(m.advancedDaemonSet),
-		MutateDaemonSetPath:         UpdatesOnly(m.daemonSet),
-		MutateUnifiedWorkloadPath:   UpdatesOnly(m.unified),
+		MutateDeploymentPath:        webhooks.UpdatesOnly(m.deployment),
+		MutateCloneSetPath:          webhooks.UpdatesOnly(m.cloneSet),
+		MutateAdvancedDaemonSetPath: webhooks.UpdatesOnly(m.advancedDaemonSet),
+		MutateDaemonSetPath:         webhooks.UpdatesOnly(m.daemonSet),
+		MutateUnifiedWorkloadPath:   webhooks.UpdatesOnly(m.unified),
 	}
 }

@@ -1,4 +1,4 @@
-package webhooks
+package rollout
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -173,7 +174,7 @@ func typedPatch[T any](ctx context.Context, req admission.Request, cur, out *T, 
 	if out == nil {
 		return admission.Allowed("")
 	}
-	mutated, err := MergeIntoRaw(req.Object.Raw, cur, out)
+	mutated, err := webhooks.MergeIntoRaw(req.Object.Raw, cur, out)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the %s patch: %w", req.Kind.Kind, err))
 	}
