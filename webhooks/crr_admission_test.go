@@ -20,12 +20,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
+
+func crrTestScheme(t testing.TB) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := kruiseappsv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
 
 // crrWebhook builds the handler over a fake reader holding objs, with funcs intercepting it.
 func crrWebhook(t testing.TB, funcs interceptor.Funcs, objs ...client.Object) admission.Handler {
 	t.Helper()
-	scheme := cloneSetTestScheme(t)
+	scheme := crrTestScheme(t)
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithInterceptorFuncs(funcs).Build()
 	srv := webhooktest.NewServer()
 	if err := RegisterContainerRecreateRequestWebhook(srv, reader, scheme); err != nil {
@@ -169,7 +182,7 @@ func TestCRRWebhookErrors(t *testing.T) {
 			}
 		})
 	}
-	if err := RegisterContainerRecreateRequestWebhook(webhooktest.NewServer(), nil, cloneSetTestScheme(t)); err == nil {
+	if err := RegisterContainerRecreateRequestWebhook(webhooktest.NewServer(), nil, crrTestScheme(t)); err == nil {
 		t.Error("no error without a reader")
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/flotilla-dev/flotilla/rollout/module"
-	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/controller"
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
@@ -27,8 +26,8 @@ const (
 // Kinds are the kinds the module needs served before it runs.
 var Kinds = []schema.GroupVersionKind{kruiseappsv1alpha1.GroupVersion.WithKind("CloneSet")}
 
-// SetupWithManager registers the CloneSet controller, the pod readiness controller and the CloneSet and pod
-// admission webhooks. The Rollout engine's CloneSet controls are the rollout module's: it releases CloneSets
+// SetupWithManager registers the CloneSet controller, the pod readiness controller, the CloneSet admission
+// webhooks and the module's part of the pod webhook. The Rollout engine's CloneSet controls are the rollout module's: it releases CloneSets
 // that upstream OpenKruise runs too.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
 	r := &controller.Reconciler{PreDownloadImages: opts.Features[gatePreDownloadImage], RecreateOnVCTChange: opts.Features[gateRecreateOnVCT]}
@@ -38,10 +37,6 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 	if err := podreadiness.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the pod readiness controller: %w", err)
 	}
-	if err := webhooks.RegisterCloneSetWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme()); err != nil {
-		return err
-	}
 	// The pod webhook injects a gate the pod readiness controller above initialises: both or neither.
-	opts.PodMutations.Add(injectReadinessGate)
-	return nil
+	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), opts.PodMutations)
 }

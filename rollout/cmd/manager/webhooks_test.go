@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -17,6 +15,7 @@ import (
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
 	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
+	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 )
 
 // servedPaths are the paths the manager serves with every module running: each module's admission
@@ -27,10 +26,9 @@ func servedPaths(t *testing.T) []string {
 	scheme := newScheme()
 	reader := fake.NewClientBuilder().WithScheme(scheme).Build()
 	pods := &webhooks.PodChain{}
-	pods.Add(func(context.Context, *corev1.Pod) bool { return false }) // the cloneset module's readiness gate
 	err := errors.Join(
 		rollout.RegisterWebhooks(srv, reader, scheme, rolloutadmission.DefaultOptions()),
-		webhooks.RegisterCloneSetWebhooks(srv, reader, scheme),
+		cloneset.RegisterWebhooks(srv, reader, scheme, pods),
 		webhooks.RegisterContainerRecreateRequestWebhook(srv, reader, scheme),
 		webhooks.RegisterPodChain(srv, scheme, pods),
 	)

@@ -1,4 +1,4 @@
-package webhooks
+package cloneset
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	clonesetadmission "github.com/flotilla-dev/flotilla/workloads/cloneset/admission"
@@ -277,13 +278,13 @@ func TestRegisterCloneSetWebhooks(t *testing.T) {
 	scheme := cloneSetTestScheme(t)
 	reader := fake.NewClientBuilder().WithScheme(scheme).Build()
 	srv := webhooktest.NewServer()
-	if err := RegisterCloneSetWebhooks(srv, reader, scheme); err != nil {
+	if err := RegisterWebhooks(srv, reader, scheme, &webhooks.PodChain{}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{DefaultCloneSetPath, ValidateCloneSetPath}, srv.Paths()); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)
 	}
-	if err := RegisterCloneSetWebhooks(webhooktest.NewServer(), nil, scheme); err == nil {
+	if err := RegisterWebhooks(webhooktest.NewServer(), nil, scheme, &webhooks.PodChain{}); err == nil {
 		t.Error("no error without a reader")
 	}
 }
