@@ -6,6 +6,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/flotilla-dev/flotilla/nodeagent"
 	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 )
@@ -15,7 +16,7 @@ import (
 // other path of the webhook file.
 var (
 	cloneSetPaths  = []string{cloneset.DefaultCloneSetPath, cloneset.ValidateCloneSetPath, webhooks.MutatePodPath}
-	nodeAgentPaths = []string{webhooks.MutateContainerRecreateRequestPath}
+	nodeAgentPaths = []string{nodeagent.MutateContainerRecreateRequestPath}
 )
 
 func allPaths(string) bool { return true }

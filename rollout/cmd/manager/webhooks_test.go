@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/flotilla-dev/flotilla/nodeagent"
 	"github.com/flotilla-dev/flotilla/rollout"
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
 	"github.com/flotilla-dev/flotilla/webhooks"
@@ -29,7 +30,7 @@ func servedPaths(t *testing.T) []string {
 	err := errors.Join(
 		rollout.RegisterWebhooks(srv, reader, scheme, rolloutadmission.DefaultOptions()),
 		cloneset.RegisterWebhooks(srv, reader, scheme, pods),
-		webhooks.RegisterContainerRecreateRequestWebhook(srv, reader, scheme),
+		nodeagent.RegisterWebhook(srv, reader, scheme),
 		webhooks.RegisterPodChain(srv, scheme, pods),
 	)
 	if err != nil {

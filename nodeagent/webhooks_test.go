@@ -1,4 +1,4 @@
-package webhooks
+package nodeagent
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func crrWebhook(t testing.TB, funcs interceptor.Funcs, objs ...client.Object) ad
 	scheme := crrTestScheme(t)
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithInterceptorFuncs(funcs).Build()
 	srv := webhooktest.NewServer()
-	if err := RegisterContainerRecreateRequestWebhook(srv, reader, scheme); err != nil {
+	if err := RegisterWebhook(srv, reader, scheme); err != nil {
 		t.Fatal(err)
 	}
 	return srv.Admission(t, MutateContainerRecreateRequestPath)
@@ -182,7 +182,7 @@ func TestCRRWebhookErrors(t *testing.T) {
 			}
 		})
 	}
-	if err := RegisterContainerRecreateRequestWebhook(webhooktest.NewServer(), nil, crrTestScheme(t)); err == nil {
+	if err := RegisterWebhook(webhooktest.NewServer(), nil, crrTestScheme(t)); err == nil {
 		t.Error("no error without a reader")
 	}
 }
