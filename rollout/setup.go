@@ -14,6 +14,7 @@ import (
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
 	"github.com/flotilla-dev/flotilla/rollout/conversion"
+	"github.com/flotilla-dev/flotilla/rollout/feature"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/batchrelease"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/deployment"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/nativedaemonset"
@@ -42,25 +43,35 @@ var ConversionCRDs = []string{"rollouts.rollouts.kruise.io", "batchreleases.roll
 // SetupWithManager registers the engine on the manager: conversions, the native workload controls, the
 // Rollout and BatchRelease controllers, the drivers of native workloads, and the admission webhooks.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
+	gates := readGates(opts.Features)
 	if err := conversion.Register(mgr.GetScheme(), opts.Conversions); err != nil {
 		return err
 	}
-	if err := control.RegisterNative(opts.Controls, opts.Features[gateAdvancedDeployment]); err != nil {
+	if err := control.RegisterNative(opts.Controls, gates.advancedDeployment); err != nil {
 		return err
 	}
-	if err := setupControllers(mgr, opts); err != nil {
+	if err := setupControllers(mgr, opts, gates); err != nil {
 		return err
 	}
 	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), admission.DefaultOptions())
 }
 
-// Feature gate names, as the manager passes them down.
-const (
-	gateAdvancedDeployment         = "AdvancedDeployment"
-	gateKeepWorkloadPausedOnDelete = "KeepWorkloadPausedOnRolloutDeletion"
-	gateRolloutHistory             = "RolloutHistory"
-	gateAppendPodSelector          = "AppendPodSelector"
-)
+// engineGates are the feature gates the engine reads, once, while it is wired.
+type engineGates struct {
+	advancedDeployment bool
+	keepPausedOnDelete bool
+	rolloutHistory     bool
+	appendPodSelector  bool
+}
+
+func readGates(g feature.Gates) engineGates {
+	return engineGates{
+		advancedDeployment: g.Enabled(feature.AdvancedDeployment),
+		keepPausedOnDelete: g.Enabled(feature.KeepWorkloadPausedOnRolloutDeletion),
+		rolloutHistory:     g.Enabled(feature.RolloutHistory),
+		appendPodSelector:  g.Enabled(feature.AppendPodSelector),
+	}
+}
 
 // trafficProviders is the engine's explicit list of traffic routing providers, in the order they are applied.
 // Lua scripts may be overridden from the configuration ConfigMap, read from the cache (the manager caches
@@ -75,7 +86,7 @@ func trafficProviders(mgr manager.Manager, namespace string) *trafficrouting.Reg
 	return r
 }
 
-func setupControllers(mgr manager.Manager, opts module.Options) error {
+func setupControllers(mgr manager.Manager, opts module.Options, gates engineGates) error {
 	engineMetrics, err := metrics.NewEngine(ctrlmetrics.Registry)
 	if err != nil {
 		return err
@@ -85,9 +96,9 @@ func setupControllers(mgr manager.Manager, opts module.Options) error {
 	rollouts := &rolloutcontroller.Reconciler{
 		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
 		Recorder:           mgr.GetEventRecorder(rolloutcontroller.ControllerName),
-		KeepPausedOnDelete: opts.Features[gateKeepWorkloadPausedOnDelete],
+		KeepPausedOnDelete: gates.keepPausedOnDelete,
 		Traffic:            traffic,
-		AppendPodSelector:  opts.Features[gateAppendPodSelector],
+		AppendPodSelector:  gates.appendPodSelector,
 	}
 	trafficRoutings := &trafficroutingcontroller.Reconciler{
 		Client: mgr.GetClient(), Clock: clock.RealClock{}, Traffic: traffic,
@@ -98,10 +109,10 @@ func setupControllers(mgr manager.Manager, opts module.Options) error {
 		Recorder: mgr.GetEventRecorder(batchrelease.ControllerName),
 	}
 	setups := []func(manager.Manager) error{rollouts.SetupWithManager, batches.SetupWithManager, trafficRoutings.SetupWithManager, nativedaemonset.SetupWithManager}
-	if opts.Features[gateAdvancedDeployment] {
+	if gates.advancedDeployment {
 		setups = append(setups, deployment.SetupWithManager)
 	}
-	if opts.Features[gateRolloutHistory] {
+	if gates.rolloutHistory {
 		histories := &rollouthistory.Reconciler{
 			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
 			Recorder: mgr.GetEventRecorder(rollouthistory.ControllerName),

@@ -14,13 +14,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/rollout/feature"
 	"github.com/flotilla-dev/flotilla/webhooks"
 )
 
-// Options is what every module receives from the composition root. Feature gates arrive as booleans.
+// Options is what every module receives from the composition root.
 type Options struct {
-	// Features holds the manager's feature gates, resolved at start-up.
-	Features map[string]bool
+	// Features holds the manager's feature gates, resolved at start-up. A module reads the gates it uses
+	// while it sets itself up, by their feature constants, and passes booleans down.
+	Features feature.Gates
 	// Conversions collects CRD conversion functions; the manager serves them all on /convert.
 	Conversions conversion.Registry
 	// PodMutations collects what modules change in pods at creation; the manager serves the chain on the

@@ -10,17 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/flotilla-dev/flotilla/rollout/feature"
 	"github.com/flotilla-dev/flotilla/rollout/module"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/controller"
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
-)
-
-// Feature gates, named as upstream: image pre-download, and recreating pods whose volumeClaimTemplates
-// changed.
-const (
-	gatePreDownloadImage = "PreDownloadImageForInPlaceUpdate"
-	gateRecreateOnVCT    = "RecreatePodWhenChangeVCTInCloneSetGate"
 )
 
 // Kinds are the kinds the module needs served before it runs.
@@ -30,8 +24,7 @@ var Kinds = []schema.GroupVersionKind{kruiseappsv1alpha1.GroupVersion.WithKind("
 // webhooks and the module's part of the pod webhook. The Rollout engine's CloneSet controls are the rollout module's: it releases CloneSets
 // that upstream OpenKruise runs too.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
-	r := &controller.Reconciler{PreDownloadImages: opts.Features[gatePreDownloadImage], RecreateOnVCTChange: opts.Features[gateRecreateOnVCT]}
-	if err := r.SetupWithManager(mgr); err != nil {
+	if err := newReconciler(opts.Features).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CloneSet controller: %w", err)
 	}
 	if err := podreadiness.SetupWithManager(mgr); err != nil {
@@ -39,4 +32,13 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 	}
 	// The pod webhook injects a gate the pod readiness controller above initialises: both or neither.
 	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), opts.PodMutations)
+}
+
+// newReconciler is the CloneSet controller as the manager's feature gates configure it: image pre-download,
+// and recreating pods whose volumeClaimTemplates changed (upstream's gates).
+func newReconciler(g feature.Gates) *controller.Reconciler {
+	return &controller.Reconciler{
+		PreDownloadImages:   g.Enabled(feature.PreDownloadImageForInPlaceUpdate),
+		RecreateOnVCTChange: g.Enabled(feature.RecreatePodWhenChangeVCTInCloneSetGate),
+	}
 }

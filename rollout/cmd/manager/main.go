@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/component-base/featuregate"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -198,7 +197,7 @@ func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversio
 	for _, s := range skipped {
 		log.Info("Skipping module", "module", s.Name, "reason", s.Reason)
 	}
-	mopts := module.Options{Features: featureMap(opts.featureGates), Conversions: conversions, PodMutations: pods,
+	mopts := module.Options{Features: feature.Resolve(opts.featureGates), Conversions: conversions, PodMutations: pods,
 		Controls: control.NewRegistry(), Namespace: opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace()}
 	for _, m := range run {
 		if err := m.Setup(ctx, mgr, mopts); err != nil {
@@ -221,12 +220,4 @@ func servedBy(mgr ctrl.Manager) module.Served {
 		}
 		return false, err
 	}
-}
-
-func featureMap(gates featuregate.FeatureGate) map[string]bool {
-	out := map[string]bool{}
-	for name := range feature.Defaults {
-		out[string(name)] = gates.Enabled(name)
-	}
-	return out
 }
