@@ -40,17 +40,19 @@ var Kinds = []schema.GroupVersionKind{
 // through the manager's /convert webhook.
 var ConversionCRDs = []string{"rollouts.rollouts.kruise.io", "batchreleases.rollouts.kruise.io"}
 
-// SetupWithManager registers the engine on the manager: conversions, the native workload controls, the
-// Rollout and BatchRelease controllers, the drivers of native workloads, and the admission webhooks.
+// SetupWithManager registers the engine on the manager: conversions, the Rollout and BatchRelease controllers
+// with the workload controls they drive (every kind's: see rollout/control), the drivers of native
+// workloads, and the admission webhooks.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
 	gates := readGates(opts.Features)
 	if err := conversion.Register(mgr.GetScheme(), opts.Conversions); err != nil {
 		return err
 	}
-	if err := control.RegisterNative(opts.Controls, gates.advancedDeployment); err != nil {
+	controls := control.NewRegistry()
+	if err := control.RegisterNative(controls, gates.advancedDeployment); err != nil {
 		return err
 	}
-	if err := setupControllers(mgr, opts, gates); err != nil {
+	if err := setupControllers(mgr, opts, gates, controls); err != nil {
 		return err
 	}
 	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), admission.DefaultOptions())
@@ -86,7 +88,7 @@ func trafficProviders(mgr manager.Manager, namespace string) *trafficrouting.Reg
 	return r
 }
 
-func setupControllers(mgr manager.Manager, opts module.Options, gates engineGates) error {
+func setupControllers(mgr manager.Manager, opts module.Options, gates engineGates, controls *control.Registry) error {
 	engineMetrics, err := metrics.NewEngine(ctrlmetrics.Registry)
 	if err != nil {
 		return err
@@ -94,7 +96,7 @@ func setupControllers(mgr manager.Manager, opts module.Options, gates engineGate
 	// One registry for both: the Rollout controller and the TrafficRouting controller drive the same providers.
 	traffic := trafficProviders(mgr, opts.ConfigNamespace())
 	rollouts := &rolloutcontroller.Reconciler{
-		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
+		Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
 		Recorder:           mgr.GetEventRecorder(rolloutcontroller.ControllerName),
 		KeepPausedOnDelete: gates.keepPausedOnDelete,
 		Traffic:            traffic,
@@ -105,7 +107,7 @@ func setupControllers(mgr manager.Manager, opts module.Options, gates engineGate
 		Recorder: mgr.GetEventRecorder(trafficroutingcontroller.ControllerName),
 	}
 	batches := &batchrelease.Reconciler{
-		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
+		Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
 		Recorder: mgr.GetEventRecorder(batchrelease.ControllerName),
 	}
 	setups := []func(manager.Manager) error{rollouts.SetupWithManager, batches.SetupWithManager, trafficRoutings.SetupWithManager, nativedaemonset.SetupWithManager}

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
-	"github.com/flotilla-dev/flotilla/rollout/control"
 	"github.com/flotilla-dev/flotilla/rollout/feature"
 	"github.com/flotilla-dev/flotilla/webhooks"
 )
@@ -28,8 +27,6 @@ type Options struct {
 	// PodMutations collects what modules change in pods at creation; the manager serves the chain on the
 	// pod webhook once every module has added to it.
 	PodMutations *webhooks.PodChain
-	// Controls is the engine's workload-control registry; workload modules add their kinds to it.
-	Controls *control.Registry
 	// Namespace is the namespace the manager runs in.
 	Namespace string
 	// ConfigurationNamespace holds the kruise-rollout-configuration ConfigMap: the manager's namespace unless
@@ -54,7 +51,7 @@ type Module struct {
 	// ConversionCRDs name the module's CRDs (<plural>.<group>) that convert between their versions through
 	// the manager's /convert webhook; the manager points them at itself while the module runs.
 	ConversionCRDs []string
-	// Setup registers the module's controllers, webhook handlers and workload controls.
+	// Setup registers the module's controllers and webhook handlers.
 	Setup func(ctx context.Context, mgr manager.Manager, opts Options) error
 }
 

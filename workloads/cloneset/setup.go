@@ -1,6 +1,6 @@
-// Package cloneset is Flotilla's CloneSet module: the CloneSet controller, its admission webhooks, the pod
-// readiness machinery its pods rely on, and the CloneSet controls the Rollout engine releases CloneSets
-// with.
+// Package cloneset is Flotilla's CloneSet module: the CloneSet controller, its admission webhooks and the pod
+// readiness machinery its pods rely on. The controls the Rollout engine releases CloneSets with are the
+// engine's (rollout/control), since it releases CloneSets that upstream OpenKruise runs too.
 package cloneset
 
 import (
@@ -21,8 +21,7 @@ import (
 var Kinds = []schema.GroupVersionKind{kruiseappsv1alpha1.GroupVersion.WithKind("CloneSet")}
 
 // SetupWithManager registers the CloneSet controller, the pod readiness controller, the CloneSet admission
-// webhooks and the module's part of the pod webhook. The Rollout engine's CloneSet controls are the rollout module's: it releases CloneSets
-// that upstream OpenKruise runs too.
+// webhooks and the module's part of the pod webhook.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
 	if err := newReconciler(opts.Features).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CloneSet controller: %w", err)

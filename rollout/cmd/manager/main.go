@@ -30,7 +30,6 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout"
 	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
-	"github.com/flotilla-dev/flotilla/rollout/control"
 	"github.com/flotilla-dev/flotilla/rollout/feature"
 	"github.com/flotilla-dev/flotilla/rollout/internal/metrics"
 	"github.com/flotilla-dev/flotilla/rollout/module"
@@ -198,7 +197,7 @@ func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversio
 		log.Info("Skipping module", "module", s.Name, "reason", s.Reason)
 	}
 	mopts := module.Options{Features: feature.Resolve(opts.featureGates), Conversions: conversions, PodMutations: pods,
-		Controls: control.NewRegistry(), Namespace: opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace()}
+		Namespace: opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace()}
 	for _, m := range run {
 		if err := m.Setup(ctx, mgr, mopts); err != nil {
 			return nil, fmt.Errorf("setting up module %s: %w", m.Name, err)
