@@ -13,7 +13,6 @@ import (
 
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/crrmanager"
 	"github.com/flotilla-dev/flotilla/rollout/module"
-	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -31,5 +30,5 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, _ module.Options
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the ContainerRecreateRequest controller: %w", err)
 	}
-	return webhooks.RegisterContainerRecreateRequestWebhook(mgr.GetWebhookServer(), mgr.GetAPIReader(), mgr.GetScheme())
+	return RegisterWebhook(mgr.GetWebhookServer(), mgr.GetAPIReader(), mgr.GetScheme())
 }

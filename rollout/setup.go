@@ -14,6 +14,7 @@ import (
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
 	"github.com/flotilla-dev/flotilla/rollout/conversion"
+	"github.com/flotilla-dev/flotilla/rollout/feature"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/batchrelease"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/deployment"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/nativedaemonset"
@@ -27,7 +28,6 @@ import (
 	"github.com/flotilla-dev/flotilla/trafficrouting/gateway"
 	"github.com/flotilla-dev/flotilla/trafficrouting/ingress"
 	"github.com/flotilla-dev/flotilla/trafficrouting/luavm"
-	"github.com/flotilla-dev/flotilla/webhooks"
 )
 
 // Kinds are the kinds the engine needs served before it runs.
@@ -46,29 +46,41 @@ var Reconciles = []schema.GroupKind{
 // through the manager's /convert webhook.
 var ConversionCRDs = []string{"rollouts.rollouts.kruise.io", "batchreleases.rollouts.kruise.io"}
 
-// SetupWithManager registers the engine on the manager: conversions, the native workload controls, the
-// Rollout and BatchRelease controllers, the drivers of native workloads, and the admission webhooks.
+// SetupWithManager registers the engine on the manager: conversions, the Rollout and BatchRelease controllers
+// with the workload controls they drive (every kind's: see rollout/control), the drivers of native
+// workloads, and the admission webhooks.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
+	gates := readGates(opts.Features)
 	if err := conversion.Register(mgr.GetScheme(), opts.Conversions); err != nil {
 		return err
 	}
-	if err := control.RegisterNative(opts.Controls, opts.Features[gateAdvancedDeployment]); err != nil {
+	controls := control.NewRegistry()
+	if err := control.RegisterNative(controls, gates.advancedDeployment); err != nil {
 		return err
 	}
-	if err := setupControllers(mgr, opts); err != nil {
+	if err := setupControllers(mgr, opts, gates, controls); err != nil {
 		return err
 	}
 	validation := admission.Options{FilterWorkloadType: opts.FilterWorkloadType, PartitionPercentLimit: opts.PartitionPercentLimit}
-	return webhooks.RegisterRolloutWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), validation)
+	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), validation)
 }
 
-// Feature gate names, as the manager passes them down.
-const (
-	gateAdvancedDeployment         = "AdvancedDeployment"
-	gateKeepWorkloadPausedOnDelete = "KeepWorkloadPausedOnRolloutDeletion"
-	gateRolloutHistory             = "RolloutHistory"
-	gateAppendPodSelector          = "AppendPodSelector"
-)
+// engineGates are the feature gates the engine reads, once, while it is wired.
+type engineGates struct {
+	advancedDeployment bool
+	keepPausedOnDelete bool
+	rolloutHistory     bool
+	appendPodSelector  bool
+}
+
+func readGates(g feature.Gates) engineGates {
+	return engineGates{
+		advancedDeployment: g.Enabled(feature.AdvancedDeployment),
+		keepPausedOnDelete: g.Enabled(feature.KeepWorkloadPausedOnRolloutDeletion),
+		rolloutHistory:     g.Enabled(feature.RolloutHistory),
+		appendPodSelector:  g.Enabled(feature.AppendPodSelector),
+	}
+}
 
 // trafficProviders is the engine's explicit list of traffic routing providers, in the order they are applied.
 // Lua scripts may be overridden from the configuration ConfigMap, read from the cache (the manager caches
@@ -83,7 +95,7 @@ func trafficProviders(mgr manager.Manager, namespace string) *trafficrouting.Reg
 	return r
 }
 
-func setupControllers(mgr manager.Manager, opts module.Options) error {
+func setupControllers(mgr manager.Manager, opts module.Options, gates engineGates, controls *control.Registry) error {
 	engineMetrics, err := metrics.NewEngine(ctrlmetrics.Registry)
 	if err != nil {
 		return err
@@ -91,25 +103,25 @@ func setupControllers(mgr manager.Manager, opts module.Options) error {
 	// One registry for both: the Rollout controller and the TrafficRouting controller drive the same providers.
 	traffic := trafficProviders(mgr, opts.ConfigNamespace())
 	rollouts := &rolloutcontroller.Reconciler{
-		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
+		Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
 		Recorder:           mgr.GetEventRecorder(rolloutcontroller.ControllerName),
-		KeepPausedOnDelete: opts.Features[gateKeepWorkloadPausedOnDelete],
+		KeepPausedOnDelete: gates.keepPausedOnDelete,
 		Traffic:            traffic,
-		AppendPodSelector:  opts.Features[gateAppendPodSelector],
+		AppendPodSelector:  gates.appendPodSelector,
 	}
 	trafficRoutings := &trafficroutingcontroller.Reconciler{
 		Client: mgr.GetClient(), Clock: clock.RealClock{}, Traffic: traffic,
 		Recorder: mgr.GetEventRecorder(trafficroutingcontroller.ControllerName),
 	}
 	batches := &batchrelease.Reconciler{
-		Client: mgr.GetClient(), Controls: opts.Controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
+		Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
 		Recorder: mgr.GetEventRecorder(batchrelease.ControllerName),
 	}
 	setups := []func(manager.Manager) error{rollouts.SetupWithManager, batches.SetupWithManager, trafficRoutings.SetupWithManager, nativedaemonset.SetupWithManager}
-	if opts.Features[gateAdvancedDeployment] {
+	if gates.advancedDeployment {
 		setups = append(setups, deployment.SetupWithManager)
 	}
-	if opts.Features[gateRolloutHistory] {
+	if gates.rolloutHistory {
 		histories := &rollouthistory.Reconciler{
 			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
 			Recorder: mgr.GetEventRecorder(rollouthistory.ControllerName),

@@ -1,7 +1,12 @@
 // Package control is how the Rollout engine drives one kind of workload: it freezes the workload, moves it one
 // batch at a time, and releases it. The engine picks a WorkloadControl from a Registry by the workload's
-// group/kind and the release's rolling style; native kinds are registered here, the kruise kinds by their
-// workload modules.
+// group/kind and the release's rolling style.
+//
+// Every control is the engine's, the kruise kinds' included, and the rollout module registers them all
+// (RegisterNative). A control works on the kind's API, which Flotilla shares with upstream OpenKruise, and the
+// engine must release a CloneSet whoever runs its controller: Flotilla's cloneset module, or an upstream
+// OpenKruise beside an engine-only manager (--enable-modules=rollout, the chart's engineOnly). Controls
+// registered by the workload modules would be missing exactly there.
 package control
 
 import (
@@ -102,8 +107,8 @@ type Key struct {
 	Style     rolloutsv1beta1.RollingStyleType
 }
 
-// Registry maps workload kinds and rolling styles to controls. It is filled at wiring time and read-only
-// afterwards.
+// Registry maps workload kinds and rolling styles to controls. The rollout module fills it at wiring time
+// (RegisterNative) and its controllers only read it afterwards.
 type Registry struct {
 	factories map[Key]Factory
 	fallback  Factory

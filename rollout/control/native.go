@@ -22,8 +22,10 @@ var (
 var ErrAdvancedDeploymentOff = errors.New("partition-style Deployment releases need the AdvancedDeployment feature gate " +
 	"(set spec.strategy.canary.enableExtraWorkloadForCanary: true for a canary Deployment instead)")
 
-// RegisterNative registers the controls of the native kinds and of CloneSets, and StatefulSet-like partition
-// as the control of any kind nothing else claims.
+// RegisterNative registers every control the engine has: those of the native kinds and of CloneSets, and
+// StatefulSet-like partition as the control of any kind nothing else claims (Advanced StatefulSets and
+// StatefulSet-like custom kinds). The kruise kinds' controls are here rather than in their workload modules
+// because the engine releases those kinds when the modules do not run (see the package doc).
 func RegisterNative(r *Registry, advancedDeployment bool) error {
 	partitionDeployment := NewDeploymentPartition
 	if !advancedDeployment {

@@ -1,8 +1,12 @@
-// Package feature holds the manager's feature gates. Gates are read once, at wiring time, and passed down as
-// booleans; nothing below the composition root imports this package.
+// Package feature holds the manager's feature gates: one typed constant per gate, their defaults, and Gates,
+// the form the modules receive them in. A module reads its gates once, at wiring time (its setup.go), through
+// the constants, and passes booleans down; nothing below a module's setup imports this package, and nothing
+// but the composition root uses the featuregate machinery (.golangci.yml).
 package feature
 
 import (
+	"fmt"
+
 	"k8s.io/component-base/featuregate"
 )
 
@@ -41,4 +45,29 @@ func NewGate() (featuregate.MutableFeatureGate, error) {
 		return nil, err
 	}
 	return gate, nil
+}
+
+// Gates are the manager's feature gates as resolved at start-up.
+type Gates struct {
+	enabled map[featuregate.Feature]bool
+}
+
+// Resolve reads every gate of Defaults from fg, the gates the manager's flags set.
+func Resolve(fg featuregate.FeatureGate) Gates {
+	enabled := make(map[featuregate.Feature]bool, len(Defaults))
+	for gate := range Defaults {
+		enabled[gate] = fg.Enabled(gate)
+	}
+	return Gates{enabled: enabled}
+}
+
+// Enabled reports whether gate is on. A gate missing from Defaults is a programming error, not an input, and
+// reading it as off would hide it: Enabled panics instead, so the manager stops at start-up (gates are read
+// only while wiring) and a test that reads a module's gates fails.
+func (g Gates) Enabled(gate featuregate.Feature) bool {
+	on, ok := g.enabled[gate]
+	if !ok {
+		panic(fmt.Sprintf("feature gate %q is not in feature.Defaults", gate))
+	}
+	return on
 }

@@ -21,3 +21,33 @@ func TestNewGateDefaultsAndOverrides(t *testing.T) {
 		t.Fatal("an unknown gate must be rejected")
 	}
 }
+
+func TestResolvedGates(t *testing.T) {
+	gate, err := NewGate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gate.Set("RolloutHistory=true"); err != nil {
+		t.Fatal(err)
+	}
+	gates := Resolve(gate)
+	for name, spec := range Defaults {
+		if want := spec.Default || name == RolloutHistory; gates.Enabled(name) != want {
+			t.Errorf("%s = %v, want %v", name, gates.Enabled(name), want)
+		}
+	}
+}
+
+// A gate that is not in Defaults stops the wiring instead of reading as off.
+func TestUnknownGatePanics(t *testing.T) {
+	gate, err := NewGate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("reading an unknown gate did not panic")
+		}
+	}()
+	Resolve(gate).Enabled("AdvancedDeploymnet")
+}

@@ -13,17 +13,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
-	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/rollout/feature"
+	"github.com/flotilla-dev/flotilla/webhooks"
 )
 
-// Options is what every module receives from the composition root. Feature gates arrive as booleans.
+// Options is what every module receives from the composition root.
 type Options struct {
-	// Features holds the manager's feature gates, resolved at start-up.
-	Features map[string]bool
+	// Features holds the manager's feature gates, resolved at start-up. A module reads the gates it uses
+	// while it sets itself up, by their feature constants, and passes booleans down.
+	Features feature.Gates
 	// Conversions collects CRD conversion functions; the manager serves them all on /convert.
 	Conversions conversion.Registry
-	// Controls is the engine's workload-control registry; workload modules add their kinds to it.
-	Controls *control.Registry
+	// PodMutations collects what modules change in pods at creation; the manager serves the chain on the
+	// pod webhook once every module has added to it.
+	PodMutations *webhooks.PodChain
 	// Namespace is the namespace the manager runs in.
 	Namespace string
 	// FilterWorkloadType and PartitionPercentLimit are upstream's --filter-workload-type and
@@ -56,7 +59,7 @@ type Module struct {
 	// ConversionCRDs name the module's CRDs (<plural>.<group>) that convert between their versions through
 	// the manager's /convert webhook; the manager points them at itself while the module runs.
 	ConversionCRDs []string
-	// Setup registers the module's controllers, webhook handlers and workload controls.
+	// Setup registers the module's controllers and webhook handlers.
 	Setup func(ctx context.Context, mgr manager.Manager, opts Options) error
 }
 

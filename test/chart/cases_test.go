@@ -6,15 +6,17 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/flotilla-dev/flotilla/nodeagent"
 	"github.com/flotilla-dev/flotilla/webhooks"
+	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 )
 
 // cloneSetPaths are the webhook paths the cloneset module serves (workloads/cloneset.SetupWithManager),
 // nodeAgentPaths those of the nodeagent module (nodeagent.SetupWithManager); the rollout module serves every
 // other path of the webhook file.
 var (
-	cloneSetPaths  = []string{webhooks.DefaultCloneSetPath, webhooks.ValidateCloneSetPath, webhooks.MutatePodPath}
-	nodeAgentPaths = []string{webhooks.MutateContainerRecreateRequestPath}
+	cloneSetPaths  = []string{cloneset.DefaultCloneSetPath, cloneset.ValidateCloneSetPath, webhooks.MutatePodPath}
+	nodeAgentPaths = []string{nodeagent.MutateContainerRecreateRequestPath}
 )
 
 func allPaths(string) bool { return true }

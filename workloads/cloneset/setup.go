@@ -1,6 +1,6 @@
-// Package cloneset is Flotilla's CloneSet module: the CloneSet controller, its admission webhooks, the pod
-// readiness machinery its pods rely on, and the CloneSet controls the Rollout engine releases CloneSets
-// with.
+// Package cloneset is Flotilla's CloneSet module: the CloneSet controller, its admission webhooks and the pod
+// readiness machinery its pods rely on. The controls the Rollout engine releases CloneSets with are the
+// engine's (rollout/control), since it releases CloneSets that upstream OpenKruise runs too.
 package cloneset
 
 import (
@@ -10,18 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/flotilla-dev/flotilla/rollout/feature"
 	"github.com/flotilla-dev/flotilla/rollout/module"
-	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/controller"
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
-)
-
-// Feature gates, named as upstream: image pre-download, and recreating pods whose volumeClaimTemplates
-// changed.
-const (
-	gatePreDownloadImage = "PreDownloadImageForInPlaceUpdate"
-	gateRecreateOnVCT    = "RecreatePodWhenChangeVCTInCloneSetGate"
 )
 
 // Kinds are the kinds the module needs served before it runs.
@@ -30,21 +23,24 @@ var Kinds = []schema.GroupVersionKind{kruiseappsv1alpha1.GroupVersion.WithKind("
 // Reconciles are the kinds the module runs controllers for.
 var Reconciles = []schema.GroupKind{{Group: kruiseappsv1alpha1.GroupVersion.Group, Kind: "CloneSet"}}
 
-// SetupWithManager registers the CloneSet controller, the pod readiness controller and the CloneSet and pod
-// admission webhooks. The Rollout engine's CloneSet controls are the rollout module's: it releases CloneSets
-// that upstream OpenKruise runs too.
+// SetupWithManager registers the CloneSet controller, the pod readiness controller, the CloneSet admission
+// webhooks and the module's part of the pod webhook.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
-	r := &controller.Reconciler{PreDownloadImages: opts.Features[gatePreDownloadImage], RecreateOnVCTChange: opts.Features[gateRecreateOnVCT]}
-	if err := r.SetupWithManager(mgr); err != nil {
+	if err := newReconciler(opts.Features).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CloneSet controller: %w", err)
 	}
 	if err := podreadiness.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the pod readiness controller: %w", err)
 	}
-	srv := mgr.GetWebhookServer()
-	if err := webhooks.RegisterCloneSetWebhooks(srv, mgr.GetClient(), mgr.GetScheme()); err != nil {
-		return err
-	}
 	// The pod webhook injects a gate the pod readiness controller above initialises: both or neither.
-	return webhooks.RegisterPodWebhook(srv, mgr.GetScheme())
+	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), opts.PodMutations)
+}
+
+// newReconciler is the CloneSet controller as the manager's feature gates configure it: image pre-download,
+// and recreating pods whose volumeClaimTemplates changed (upstream's gates).
+func newReconciler(g feature.Gates) *controller.Reconciler {
+	return &controller.Reconciler{
+		PreDownloadImages:   g.Enabled(feature.PreDownloadImageForInPlaceUpdate),
+		RecreateOnVCTChange: g.Enabled(feature.RecreatePodWhenChangeVCTInCloneSetGate),
+	}
 }

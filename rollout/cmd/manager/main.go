@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/component-base/featuregate"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,7 +31,6 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout"
 	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
-	"github.com/flotilla-dev/flotilla/rollout/control"
 	"github.com/flotilla-dev/flotilla/rollout/feature"
 	"github.com/flotilla-dev/flotilla/rollout/internal/metrics"
 	"github.com/flotilla-dev/flotilla/rollout/module"
@@ -143,14 +141,18 @@ func cacheOptions(opts options) cache.Options {
 	}
 }
 
-// setup wires the webhook certificates, the selected modules and the probes.
+// setup wires the selected modules, what they contribute to the shared webhooks, the webhook certificates
+// and the probes.
 func setup(ctx context.Context, mgr ctrl.Manager, opts options) error {
-	conversions := conversion.NewRegistry()
-	run, err := setupModules(ctx, mgr, opts, conversions)
+	conversions, pods := conversion.NewRegistry(), &webhooks.PodChain{}
+	run, err := setupModules(ctx, mgr, opts, conversions, pods)
 	if err != nil {
 		return err
 	}
 	if err := unreconciled.SetupWithManager(mgr, unreconciledKinds(mgr, run)); err != nil {
+		return err
+	}
+	if err := webhooks.RegisterPodChain(mgr.GetWebhookServer(), mgr.GetScheme(), pods); err != nil {
 		return err
 	}
 	certs, err := webhooks.Register(mgr, webhookOptions(opts, run), conversions)
@@ -208,7 +210,8 @@ func conversionCRDs(run []module.Module) []string {
 }
 
 // setupModules sets up the modules of the table that run, and returns them.
-func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversions conversion.Registry) ([]module.Module, error) {
+func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversions conversion.Registry,
+	pods *webhooks.PodChain) ([]module.Module, error) {
 	run, skipped, err := module.Select(modules, opts.modules(), servedBy(mgr))
 	if err != nil {
 		return nil, err
@@ -217,7 +220,7 @@ func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversio
 	for _, s := range skipped {
 		log.Info("Skipping module", "module", s.Name, "reason", s.Reason)
 	}
-	mopts := module.Options{Features: featureMap(opts.featureGates), Conversions: conversions, Controls: control.NewRegistry(),
+	mopts := module.Options{Features: feature.Resolve(opts.featureGates), Conversions: conversions, PodMutations: pods,
 		Namespace: opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace(),
 		FilterWorkloadType: opts.filterWorkloadType, PartitionPercentLimit: opts.partitionLimit}
 	for _, m := range run {
@@ -241,12 +244,4 @@ func servedBy(mgr ctrl.Manager) module.Served {
 		}
 		return false, err
 	}
-}
-
-func featureMap(gates featuregate.FeatureGate) map[string]bool {
-	out := map[string]bool{}
-	for name := range feature.Defaults {
-		out[string(name)] = gates.Enabled(name)
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package webhooks
+package nodeagent
 
 import (
 	"context"
@@ -17,24 +17,34 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
+
+func crrTestScheme(t testing.TB) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := kruiseappsv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
 
 // crrWebhook builds the handler over a fake reader holding objs, with funcs intercepting it.
 func crrWebhook(t testing.TB, funcs interceptor.Funcs, objs ...client.Object) admission.Handler {
 	t.Helper()
-	scheme := cloneSetTestScheme(t)
+	scheme := crrTestScheme(t)
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithInterceptorFuncs(funcs).Build()
-	srv := &handlerServer{handlers: map[string]http.Handler{}}
-	if err := RegisterContainerRecreateRequestWebhook(srv, reader, scheme); err != nil {
+	srv := webhooktest.NewServer()
+	if err := RegisterWebhook(srv, reader, scheme); err != nil {
 		t.Fatal(err)
 	}
-	h, ok := srv.handlers[MutateContainerRecreateRequestPath].(*webhook.Admission)
-	if !ok {
-		t.Fatalf("no admission handler on %s: %v", MutateContainerRecreateRequestPath, srv.handlers)
-	}
-	return h
+	return srv.Admission(t, MutateContainerRecreateRequestPath)
 }
 
 // crrRequest is an admission request for a ContainerRecreateRequest body (JSON) and, on updates, the stored one.
@@ -80,7 +90,7 @@ func TestCRRWebhookCreateFillsTheRequest(t *testing.T) {
 	if !resp.Allowed || len(resp.Patches) == 0 {
 		t.Fatalf("allowed %v with %d patches (result %+v)", resp.Allowed, len(resp.Patches), resp.Result)
 	}
-	doc := applyJSONPatch(t, userCRR, resp)
+	doc := webhooktest.ApplyJSONPatch(t, userCRR, resp)
 	want := map[string]any{
 		"spec.strategy.failurePolicy":                  "Fail",
 		"spec.strategy.terminationGracePeriodSeconds":  float64(30),
@@ -92,12 +102,12 @@ func TestCRRWebhookCreateFillsTheRequest(t *testing.T) {
 		"spec.containers.0.statusContext.restartCount": float64(3),
 	}
 	for path, v := range want {
-		if got := jsonLookup(doc, path); !cmp.Equal(got, v) {
+		if got := webhooktest.JSONLookup(doc, path); !cmp.Equal(got, v) {
 			t.Errorf("%s = %#v, want %#v", path, got, v)
 		}
 	}
 	// Label keys hold dots, which jsonLookup splits on.
-	labels, _ := jsonLookup(doc, "metadata.labels").(map[string]any)
+	labels, _ := webhooktest.JSONLookup(doc, "metadata.labels").(map[string]any)
 	wantLabels := map[string]any{"team": "a", "crr.apps.kruise.io/pod-uid": "pod-uid",
 		"crr.apps.kruise.io/node-name": "n1", "crr.apps.kruise.io/active": "true"}
 	if diff := cmp.Diff(wantLabels, labels); diff != "" {
@@ -126,7 +136,7 @@ func TestCRRWebhookRefusals(t *testing.T) {
 			"metadata.labels[crr.apps.kruise.io/node-name]: Forbidden"},
 		{"status and active label", crrRequest(admissionv1.Update, finished, stored), ""},
 		{"delete", crrRequest(admissionv1.Delete, "", stored), ""},
-		{"status subresource", withSubResource(crrRequest(admissionv1.Update, `{"spec":{"podName":"q"}}`, stored), "status"), ""},
+		{"status subresource", webhooktest.WithSubResource(crrRequest(admissionv1.Update, `{"spec":{"podName":"q"}}`, stored), "status"), ""},
 	}
 	h := crrWebhook(t, interceptor.Funcs{}, crrPod())
 	for _, tc := range cases {
@@ -172,7 +182,7 @@ func TestCRRWebhookErrors(t *testing.T) {
 			}
 		})
 	}
-	if err := RegisterContainerRecreateRequestWebhook(&recordingServer{}, nil, cloneSetTestScheme(t)); err == nil {
+	if err := RegisterWebhook(webhooktest.NewServer(), nil, crrTestScheme(t)); err == nil {
 		t.Error("no error without a reader")
 	}
 }
@@ -180,7 +190,7 @@ func TestCRRWebhookErrors(t *testing.T) {
 // TestCRRWebhookConfiguration checks the chart's entry: upstream's name and path, creates and updates of
 // every request, failing closed.
 func TestCRRWebhookConfiguration(t *testing.T) {
-	mutating, _ := loadWebhookConfigurations(t)
+	mutating, _ := webhooktest.Configurations(t)
 	rules := []admissionregistrationv1.RuleWithOperations{{
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 		Rule: admissionregistrationv1.Rule{
@@ -189,7 +199,7 @@ func TestCRRWebhookConfiguration(t *testing.T) {
 	}}
 	for _, w := range mutating.Webhooks {
 		if w.Name == "mcontainerrecreaterequest.kb.io" {
-			checkCloneSetWebhook(t, w.Name, w.ClientConfig, MutateContainerRecreateRequestPath, w.Rules, rules, w.FailurePolicy, w.ObjectSelector)
+			webhooktest.CheckFailsClosed(t, w.Name, w.ClientConfig, MutateContainerRecreateRequestPath, w.Rules, rules, w.FailurePolicy, w.ObjectSelector)
 			return
 		}
 	}
@@ -226,11 +236,11 @@ func TestCRRWebhookAcceptsUpstreamPluginRequests(t *testing.T) {
 	if !resp.Allowed {
 		t.Fatalf("refused the request upstream's plugin sends: %+v", resp.Result)
 	}
-	doc := applyJSONPatch(t, sent, resp)
+	doc := webhooktest.ApplyJSONPatch(t, sent, resp)
 	for path, want := range map[string]any{
 		"spec.containers.0.preStop.exec.command.0": "quit", "spec.containers.0.ports.0.containerPort": float64(80),
 	} {
-		if got := jsonLookup(doc, path); !cmp.Equal(got, want) {
+		if got := webhooktest.JSONLookup(doc, path); !cmp.Equal(got, want) {
 			t.Errorf("%s = %#v, want the pod's %#v", path, got, want)
 		}
 	}

@@ -1,4 +1,4 @@
-package webhooks
+package nodeagent
 
 import (
 	"context"
@@ -15,24 +15,24 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	crradmission "github.com/flotilla-dev/flotilla/nodeagent/admission"
+	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
 // MutateContainerRecreateRequestPath is upstream's path of the ContainerRecreateRequest mutating webhook.
 const MutateContainerRecreateRequestPath = "/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest"
 
-// RegisterContainerRecreateRequestWebhook serves the ContainerRecreateRequest mutating webhook on srv: on
-// create it defaults, checks the request against its pod and copies from the pod what the node agent needs;
-// on update it refuses changes of the immutable fields. reader gets the pod; it should read past the cache,
-// since the container IDs and restart counts copied are what the node agent compares the running containers
-// with. scheme must know core/v1 and the apps.kruise.io v1alpha1 kinds. Call it once, before the server
-// starts.
-func RegisterContainerRecreateRequestWebhook(srv webhook.Server, reader client.Reader, scheme *runtime.Scheme) error {
+// RegisterWebhook serves the ContainerRecreateRequest mutating webhook on srv: on create it defaults, checks
+// the request against its pod and copies from the pod what the node agent needs; on update it refuses changes
+// of the immutable fields. reader gets the pod; it should read past the cache, since the container IDs and
+// restart counts copied are what the node agent compares the running containers with. scheme must know
+// core/v1 and the apps.kruise.io v1alpha1 kinds. Call it once, before the server starts.
+func RegisterWebhook(srv webhook.Server, reader client.Reader, scheme *runtime.Scheme) error {
 	if srv == nil || reader == nil || scheme == nil {
 		return errors.New("registering the ContainerRecreateRequest webhook: server, reader and scheme are required")
 	}
 	a := &crrAdmission{reader: reader, decoder: admission.NewDecoder(scheme)}
-	srv.Register(MutateContainerRecreateRequestPath, &webhook.Admission{Handler: createsAndUpdates(a.handle)})
+	srv.Register(MutateContainerRecreateRequestPath, &webhook.Admission{Handler: webhooks.CreatesAndUpdates(a.handle)})
 	return nil
 }
 
@@ -103,7 +103,7 @@ func crrPatch(raw []byte, cur, out *kruiseappsv1alpha1.ContainerRecreateRequest)
 	if equality.Semantic.DeepEqual(cur, out) {
 		return admission.Allowed("")
 	}
-	mutated, err := mergeIntoRaw(raw, cur, out)
+	mutated, err := webhooks.MergeIntoRaw(raw, cur, out)
 	if err != nil {
 		if mutated, err = json.Marshal(out); err != nil {
 			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the ContainerRecreateRequest patch: %w", err))

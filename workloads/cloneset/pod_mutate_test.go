@@ -1,4 +1,4 @@
-package webhooks
+package cloneset
 
 import (
 	"context"
@@ -8,22 +8,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/flotilla-dev/flotilla/webhooks"
+	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 )
-
-// handlerServer keeps the handlers registered on it.
-type handlerServer struct {
-	webhook.Server
-	handlers map[string]http.Handler
-}
-
-func (s *handlerServer) Register(path string, h http.Handler) { s.handlers[path] = h }
 
 func podWebhook(t testing.TB) *webhook.Admission {
 	t.Helper()
@@ -31,15 +24,13 @@ func podWebhook(t testing.TB) *webhook.Admission {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	srv := &handlerServer{handlers: map[string]http.Handler{}}
-	if err := RegisterPodWebhook(srv, scheme); err != nil {
+	chain := &webhooks.PodChain{}
+	chain.Add(injectReadinessGate)
+	srv := webhooktest.NewServer()
+	if err := webhooks.RegisterPodChain(srv, scheme, chain); err != nil {
 		t.Fatal(err)
 	}
-	h, ok := srv.handlers[MutatePodPath].(*webhook.Admission)
-	if !ok {
-		t.Fatalf("no admission handler on %s: %v", MutatePodPath, srv.handlers)
-	}
-	return h
+	return srv.Admission(t, webhooks.MutatePodPath)
 }
 
 // podDoc is a pod as the API server sends it; owner is its ownerReferences JSON, gates its readinessGates.
@@ -154,59 +145,6 @@ func decodeJSON(t *testing.T, s string) any {
 		t.Fatal(err)
 	}
 	return v
-}
-
-func TestRegisterPodWebhookNeedsItsInputs(t *testing.T) {
-	if err := RegisterPodWebhook(&handlerServer{handlers: map[string]http.Handler{}}, nil); err == nil {
-		t.Error("no error without a scheme")
-	}
-	if err := RegisterPodWebhook(nil, runtime.NewScheme()); err == nil {
-		t.Error("no error without a server")
-	}
-}
-
-// TestPodWebhookConfiguration checks the chart's entry: served path, never blocking, pods only, upstream's
-// namespace exclusions.
-func TestPodWebhookConfiguration(t *testing.T) {
-	mutating, _ := loadWebhookConfigurations(t)
-	var w *admissionregistrationv1.MutatingWebhook
-	for i := range mutating.Webhooks {
-		if mutating.Webhooks[i].Name == "mpod.kb.io" {
-			w = &mutating.Webhooks[i]
-		}
-	}
-	if w == nil {
-		t.Fatal("no mpod.kb.io webhook")
-	}
-	if got := servicePath(t, w.Name, w.ClientConfig); got != MutatePodPath {
-		t.Errorf("path %q, want %q", got, MutatePodPath)
-	}
-	if w.FailurePolicy == nil || *w.FailurePolicy != admissionregistrationv1.Ignore {
-		t.Error("failurePolicy is not Ignore: a stopped manager would block every pod")
-	}
-	if w.SideEffects == nil || *w.SideEffects != admissionregistrationv1.SideEffectClassNone || w.ObjectSelector != nil {
-		t.Errorf("sideEffects %v, objectSelector %v", w.SideEffects, w.ObjectSelector)
-	}
-	wantRules := []admissionregistrationv1.RuleWithOperations{{
-		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-	}}
-	if diff := cmp.Diff(wantRules, w.Rules); diff != "" {
-		t.Errorf("rules (-want +got):\n%s", diff)
-	}
-	selector, err := metav1.LabelSelectorAsSelector(w.NamespaceSelector)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ns, want := range map[string]bool{"apps": true, "kube-system": false, "control-plane": false} {
-		nsLabels := labels.Set{"kubernetes.io/metadata.name": ns}
-		if ns == "control-plane" {
-			nsLabels["control-plane"] = "flotilla-manager"
-		}
-		if got := selector.Matches(nsLabels); got != want {
-			t.Errorf("namespace %s selected = %v, want %v", ns, got, want)
-		}
-	}
 }
 
 // FuzzPodWebhook feeds arbitrary objects to the handler: it answers every one without panicking.

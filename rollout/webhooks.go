@@ -1,4 +1,4 @@
-package webhooks
+package rollout
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
+	"github.com/flotilla-dev/flotilla/webhooks"
 )
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts,verbs=get;list;watch
@@ -25,31 +26,30 @@ const (
 	MutateUnifiedWorkloadPath   = "/mutate-unified-workload"
 )
 
-// RegisterRolloutWebhooks serves the Rollout validating webhook and the workload mutating webhooks on srv.
+// RegisterWebhooks serves the Rollout validating webhook and the workload mutating webhooks on srv.
 // reader lists the Rollouts of a namespace and a Deployment's ReplicaSets (a cache is fine: the decisions
 // are level-based and the API server retries nothing on its own); scheme must know the rollouts.kruise.io
 // v1alpha1 and v1beta1 kinds, apps/v1 and the apps.kruise.io v1alpha1 kinds. Call it once, before the
 // server starts.
-func RegisterRolloutWebhooks(srv webhook.Server, reader client.Reader, scheme *runtime.Scheme, opts rolloutadmission.Options) error {
+func RegisterWebhooks(srv webhook.Server, reader client.Reader, scheme *runtime.Scheme, opts rolloutadmission.Options) error {
 	if srv == nil || reader == nil || scheme == nil {
 		return errors.New("registering the rollout webhooks: server, reader and scheme are required")
 	}
-	for path, handler := range rolloutHandlers(reader, admission.NewDecoder(scheme), opts) {
-		srv.Register(path, &webhook.Admission{Handler: handler})
-	}
+	webhooks.Serve(srv, rolloutHandlers(reader, admission.NewDecoder(scheme), opts))
 	return nil
 }
 
-// rolloutHandlers maps each path to its handler.
+// rolloutHandlers maps each path to its handler. The freezing webhooks see updates only: a release starts
+// from a changed object.
 func rolloutHandlers(reader client.Reader, decoder admission.Decoder, opts rolloutadmission.Options) map[string]admission.Handler {
 	v := &rolloutValidator{reader: reader, decoder: decoder, opts: opts}
 	m := &workloadMutator{reader: reader, decoder: decoder}
 	return map[string]admission.Handler{
 		ValidateRolloutPath:         v,
-		MutateDeploymentPath:        updatesOnly(m.deployment),
-		MutateCloneSetPath:          updatesOnly(m.cloneSet),
-		MutateAdvancedDaemonSetPath: updatesOnly(m.advancedDaemonSet),
-		MutateDaemonSetPath:         updatesOnly(m.daemonSet),
-		MutateUnifiedWorkloadPath:   updatesOnly(m.unified),
+		MutateDeploymentPath:        webhooks.UpdatesOnly(m.deployment),
+		MutateCloneSetPath:          webhooks.UpdatesOnly(m.cloneSet),
+		MutateAdvancedDaemonSetPath: webhooks.UpdatesOnly(m.advancedDaemonSet),
+		MutateDaemonSetPath:         webhooks.UpdatesOnly(m.daemonSet),
+		MutateUnifiedWorkloadPath:   webhooks.UpdatesOnly(m.unified),
 	}
 }

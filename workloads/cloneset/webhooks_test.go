@@ -1,12 +1,10 @@
-package webhooks
+package cloneset
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -23,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/flotilla-dev/flotilla/webhooks"
+	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	clonesetadmission "github.com/flotilla-dev/flotilla/workloads/cloneset/admission"
 )
@@ -93,7 +93,7 @@ func TestCloneSetDefaultingCreate(t *testing.T) {
 	if !resp.Allowed || len(resp.Patches) == 0 {
 		t.Fatalf("allowed %v with %d patches (result %+v)", resp.Allowed, len(resp.Patches), resp.Result)
 	}
-	doc := applyJSONPatch(t, userCloneSet, resp)
+	doc := webhooktest.ApplyJSONPatch(t, userCloneSet, resp)
 	want := map[string]any{
 		"spec.replicas":                                          float64(1),
 		"spec.revisionHistoryLimit":                              float64(10),
@@ -107,11 +107,11 @@ func TestCloneSetDefaultingCreate(t *testing.T) {
 		"spec.template.spec.containers.0.terminationMessagePath": "/dev/termination-log",
 	}
 	for path, v := range want {
-		if got := jsonLookup(doc, path); !cmp.Equal(got, v) {
+		if got := webhooktest.JSONLookup(doc, path); !cmp.Equal(got, v) {
 			t.Errorf("%s = %#v, want %#v", path, got, v)
 		}
 	}
-	if got := jsonLookup(doc, "spec.updateStrategy.inPlaceUpdateStrategy"); got != nil {
+	if got := webhooktest.JSONLookup(doc, "spec.updateStrategy.inPlaceUpdateStrategy"); got != nil {
 		t.Errorf("inPlaceUpdateStrategy %v set for ReCreate", got)
 	}
 }
@@ -126,7 +126,7 @@ func TestCloneSetDefaultingLeavesDefaultedAndForeignRequestsAlone(t *testing.T) 
 		"defaulted create":               cloneSetRequest(admissionv1.Create, stored, ""),
 		"update keeping a bare template": cloneSetRequest(admissionv1.Update, bareTemplate, bareTemplate),
 		"delete":                         cloneSetRequest(admissionv1.Delete, "", stored),
-		"scale subresource":              withSubResource(cloneSetRequest(admissionv1.Update, `{`, stored), "scale"),
+		"scale subresource":              webhooktest.WithSubResource(cloneSetRequest(admissionv1.Update, `{`, stored), "scale"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			resp := h.Handle(context.Background(), req)
@@ -137,11 +137,6 @@ func TestCloneSetDefaultingLeavesDefaultedAndForeignRequestsAlone(t *testing.T) 
 	}
 }
 
-func withSubResource(req admission.Request, sub string) admission.Request {
-	req.SubResource = sub
-	return req
-}
-
 func TestCloneSetDefaultingUpdateOfTheTemplate(t *testing.T) {
 	h := cloneSetWebhooks(t, interceptor.Funcs{})[DefaultCloneSetPath]
 	old := storedCloneSet(t, nil)
@@ -150,7 +145,7 @@ func TestCloneSetDefaultingUpdateOfTheTemplate(t *testing.T) {
 	if !resp.Allowed {
 		t.Fatalf("refused: %+v", resp.Result)
 	}
-	if got := jsonLookup(applyJSONPatch(t, cur, resp), "spec.template.spec.containers.0.imagePullPolicy"); got != "Always" {
+	if got := webhooktest.JSONLookup(webhooktest.ApplyJSONPatch(t, cur, resp), "spec.template.spec.containers.0.imagePullPolicy"); got != "Always" {
 		t.Errorf("imagePullPolicy %v, want Always", got)
 	}
 }
@@ -164,7 +159,7 @@ func TestCloneSetDefaultingDuplicateContainers(t *testing.T) {
 	if !resp.Allowed {
 		t.Fatalf("refused: %+v", resp.Result)
 	}
-	if got := jsonLookup(applyJSONPatch(t, body, resp), "spec.replicas"); got != float64(1) {
+	if got := webhooktest.JSONLookup(webhooktest.ApplyJSONPatch(t, body, resp), "spec.replicas"); got != float64(1) {
 		t.Errorf("replicas %v, want 1", got)
 	}
 }
@@ -220,7 +215,7 @@ func TestCloneSetValidation(t *testing.T) {
 		{"selector change", cloneSetRequest(admissionv1.Update, storedCloneSet(t, func(cs *kruiseappsv1alpha1.CloneSet) {
 			cs.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpExists}}
 		}), storedCloneSet(t, nil)), "spec.selector: Forbidden"},
-		{"status subresource", withSubResource(cloneSetRequest(admissionv1.Update, `{"spec":{"replicas":-1}}`, `{}`), "status"), ""},
+		{"status subresource", webhooktest.WithSubResource(cloneSetRequest(admissionv1.Update, `{"spec":{"replicas":-1}}`, `{}`), "status"), ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -282,14 +277,14 @@ func cloneSetPod(name, ownerUID string) *corev1.Pod {
 func TestRegisterCloneSetWebhooks(t *testing.T) {
 	scheme := cloneSetTestScheme(t)
 	reader := fake.NewClientBuilder().WithScheme(scheme).Build()
-	srv := &recordingServer{}
-	if err := RegisterCloneSetWebhooks(srv, reader, scheme); err != nil {
+	srv := webhooktest.NewServer()
+	if err := RegisterWebhooks(srv, reader, scheme, &webhooks.PodChain{}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{DefaultCloneSetPath, ValidateCloneSetPath}, slices.Sorted(slices.Values(srv.paths))); diff != "" {
+	if diff := cmp.Diff([]string{DefaultCloneSetPath, ValidateCloneSetPath}, srv.Paths()); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)
 	}
-	if err := RegisterCloneSetWebhooks(srv, nil, scheme); err == nil {
+	if err := RegisterWebhooks(webhooktest.NewServer(), nil, scheme, &webhooks.PodChain{}); err == nil {
 		t.Error("no error without a reader")
 	}
 }
@@ -297,7 +292,7 @@ func TestRegisterCloneSetWebhooks(t *testing.T) {
 // TestCloneSetWebhookConfiguration checks the chart's entries: served paths, creates and updates of
 // clonesets, failing closed like upstream, and defaulting before the Rollout engine's freezing webhook.
 func TestCloneSetWebhookConfiguration(t *testing.T) {
-	mutating, validating := loadWebhookConfigurations(t)
+	mutating, validating := webhooktest.Configurations(t)
 	rules := []admissionregistrationv1.RuleWithOperations{{
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 		Rule: admissionregistrationv1.Rule{
@@ -309,7 +304,7 @@ func TestCloneSetWebhookConfiguration(t *testing.T) {
 		switch w.Name {
 		case "dcloneset.kb.io":
 			defaulting = i
-			checkCloneSetWebhook(t, w.Name, w.ClientConfig, DefaultCloneSetPath, w.Rules, rules, w.FailurePolicy, w.ObjectSelector)
+			webhooktest.CheckFailsClosed(t, w.Name, w.ClientConfig, DefaultCloneSetPath, w.Rules, rules, w.FailurePolicy, w.ObjectSelector)
 			if w.ReinvocationPolicy == nil || *w.ReinvocationPolicy != admissionregistrationv1.IfNeededReinvocationPolicy {
 				t.Errorf("webhook %s reinvocationPolicy is not IfNeeded", w.Name)
 			}
@@ -322,28 +317,11 @@ func TestCloneSetWebhookConfiguration(t *testing.T) {
 	}
 	for _, w := range validating.Webhooks {
 		if w.Name == "vcloneset.kb.io" {
-			checkCloneSetWebhook(t, w.Name, w.ClientConfig, ValidateCloneSetPath, w.Rules, rules, w.FailurePolicy, w.ObjectSelector)
+			webhooktest.CheckFailsClosed(t, w.Name, w.ClientConfig, ValidateCloneSetPath, w.Rules, rules, w.FailurePolicy, w.ObjectSelector)
 			return
 		}
 	}
 	t.Error("no vcloneset.kb.io webhook")
-}
-
-func checkCloneSetWebhook(t *testing.T, name string, cc admissionregistrationv1.WebhookClientConfig, path string,
-	rules, wantRules []admissionregistrationv1.RuleWithOperations, policy *admissionregistrationv1.FailurePolicyType, objects *metav1.LabelSelector) {
-	t.Helper()
-	if got := servicePath(t, name, cc); got != path {
-		t.Errorf("webhook %s path %q, want %q", name, got, path)
-	}
-	if diff := cmp.Diff(wantRules, rules); diff != "" {
-		t.Errorf("webhook %s rules (-want +got):\n%s", name, diff)
-	}
-	if policy == nil || *policy != admissionregistrationv1.Fail {
-		t.Errorf("webhook %s failurePolicy is not Fail", name)
-	}
-	if objects != nil {
-		t.Errorf("webhook %s selects objects (%v): every CloneSet needs it", name, objects)
-	}
 }
 
 // FuzzCloneSetWebhooks feeds arbitrary bodies to both handlers, on create and as updates of a stored
@@ -367,89 +345,4 @@ func FuzzCloneSetWebhooks(f *testing.F) {
 			}
 		}
 	})
-}
-
-// applyJSONPatch applies the response's JSON patch (add, replace, remove; objects and arrays) to body.
-func applyJSONPatch(t *testing.T, body string, resp admission.Response) any {
-	t.Helper()
-	var doc any
-	if err := json.Unmarshal([]byte(body), &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, op := range resp.Patches {
-		keys := strings.Split(strings.TrimPrefix(op.Path, "/"), "/")
-		for i := range keys {
-			keys[i] = unescapePointer(keys[i])
-		}
-		var err error
-		if doc, err = jsonPatchAt(doc, keys, op.Operation, op.Value); err != nil {
-			t.Fatalf("patch %s %s: %v", op.Operation, op.Path, err)
-		}
-	}
-	return doc
-}
-
-// jsonPatchAt applies one operation at keys below node and returns the changed node.
-func jsonPatchAt(node any, keys []string, op string, value any) (any, error) {
-	switch n := node.(type) {
-	case map[string]any:
-		if len(keys) == 1 {
-			if op == "remove" {
-				delete(n, keys[0])
-			} else {
-				n[keys[0]] = value
-			}
-			return n, nil
-		}
-		child, err := jsonPatchAt(n[keys[0]], keys[1:], op, value)
-		n[keys[0]] = child
-		return n, err
-	case []any:
-		return jsonPatchList(n, keys, op, value)
-	default:
-		return node, errors.New("parent is missing")
-	}
-}
-
-func jsonPatchList(n []any, keys []string, op string, value any) (any, error) {
-	i, err := strconv.Atoi(keys[0])
-	if keys[0] == "-" {
-		i, err = len(n), nil
-	}
-	if err != nil || i < 0 || i > len(n) {
-		return n, errors.New("bad index")
-	}
-	if len(keys) > 1 {
-		child, err := jsonPatchAt(n[i], keys[1:], op, value)
-		n[i] = child
-		return n, err
-	}
-	switch op {
-	case "add":
-		return append(n[:i], append([]any{value}, n[i:]...)...), nil
-	case "remove":
-		return append(n[:i], n[i+1:]...), nil
-	default:
-		n[i] = value
-		return n, nil
-	}
-}
-
-// jsonLookup reads a dotted path of object keys and list indexes.
-func jsonLookup(doc any, path string) any {
-	for _, k := range strings.Split(path, ".") {
-		switch n := doc.(type) {
-		case map[string]any:
-			doc = n[k]
-		case []any:
-			i, err := strconv.Atoi(k)
-			if err != nil || i >= len(n) {
-				return nil
-			}
-			doc = n[i]
-		default:
-			return nil
-		}
-	}
-	return doc
 }

@@ -1,4 +1,4 @@
-package webhooks
+package cloneset
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	clonesetadmission "github.com/flotilla-dev/flotilla/workloads/cloneset/admission"
 )
@@ -24,42 +25,32 @@ import (
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 
 // Paths of the CloneSet admission webhooks. The validating path is upstream's; upstream's mutating path
-// already serves the Rollout engine's freezing webhook (MutateCloneSetPath), so defaulting has its own.
+// already serves the Rollout engine's freezing webhook (rollout.MutateCloneSetPath), so defaulting has its own.
 const (
 	DefaultCloneSetPath  = "/default-apps-kruise-io-v1alpha1-cloneset"
 	ValidateCloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 )
 
-// RegisterCloneSetWebhooks serves the CloneSet defaulting and validating webhooks on srv. reader gets the
-// pods named in spec.scaleStrategy.podsToDelete (a cache is fine: a pod it has not seen yet is refused and
-// the user retries); scheme must know core/v1 and the apps.kruise.io v1alpha1 kinds. Call it once, before
-// the server starts.
-func RegisterCloneSetWebhooks(srv webhook.Server, reader client.Reader, scheme *runtime.Scheme) error {
-	if srv == nil || reader == nil || scheme == nil {
-		return errors.New("registering the CloneSet webhooks: server, reader and scheme are required")
+// RegisterWebhooks serves the CloneSet defaulting and validating webhooks on srv, and adds the module's
+// mutation to the pod webhook: the KruisePodReady readiness gate. reader gets the pods named in
+// spec.scaleStrategy.podsToDelete (a cache is fine: a pod it has not seen yet is refused and the user
+// retries); scheme must know core/v1 and the apps.kruise.io v1alpha1 kinds. Call it once, before the server
+// starts.
+func RegisterWebhooks(srv webhook.Server, reader client.Reader, scheme *runtime.Scheme, pods *webhooks.PodChain) error {
+	if srv == nil || reader == nil || scheme == nil || pods == nil {
+		return errors.New("registering the CloneSet webhooks: server, reader, scheme and pod chain are required")
 	}
-	for path, handler := range cloneSetHandlers(reader, admission.NewDecoder(scheme)) {
-		srv.Register(path, &webhook.Admission{Handler: handler})
-	}
+	webhooks.Serve(srv, cloneSetHandlers(reader, admission.NewDecoder(scheme)))
+	pods.Add(injectReadinessGate)
 	return nil
 }
 
 func cloneSetHandlers(reader client.Reader, decoder admission.Decoder) map[string]admission.Handler {
 	a := &cloneSetAdmission{reader: reader, decoder: decoder}
 	return map[string]admission.Handler{
-		DefaultCloneSetPath:  createsAndUpdates(a.defaults),
-		ValidateCloneSetPath: createsAndUpdates(a.validate),
+		DefaultCloneSetPath:  webhooks.CreatesAndUpdates(a.defaults),
+		ValidateCloneSetPath: webhooks.CreatesAndUpdates(a.validate),
 	}
-}
-
-// createsAndUpdates lets only creations and updates of the main resource reach h.
-func createsAndUpdates(h admission.HandlerFunc) admission.Handler {
-	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
-		if req.SubResource != "" || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
-			return admission.Allowed("")
-		}
-		return h(ctx, req)
-	})
 }
 
 // cloneSetAdmission answers both CloneSet webhooks.
@@ -90,7 +81,7 @@ func (a *cloneSetAdmission) defaults(_ context.Context, req admission.Request) a
 // know; should the merge fail (it keys containers by name, which need not be unique yet) the whole typed
 // object is sent, as upstream does.
 func defaultedRaw(raw []byte, cur, out *kruiseappsv1alpha1.CloneSet) ([]byte, error) {
-	if mutated, err := mergeIntoRaw(raw, cur, out); err == nil {
+	if mutated, err := webhooks.MergeIntoRaw(raw, cur, out); err == nil {
 		return mutated, nil
 	}
 	return json.Marshal(out)

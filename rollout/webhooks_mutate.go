@@ -1,4 +1,4 @@
-package webhooks
+package rollout
 
 import (
 	"context"
@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"net/http"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -20,6 +18,7 @@ import (
 
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -28,16 +27,6 @@ import (
 type workloadMutator struct {
 	reader  client.Reader
 	decoder admission.Decoder
-}
-
-// updatesOnly lets only updates of the main resource reach h: a release starts from a changed object.
-func updatesOnly(h admission.HandlerFunc) admission.Handler {
-	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
-		if req.Operation != admissionv1.Update || req.SubResource != "" {
-			return admission.Allowed("")
-		}
-		return h(ctx, req)
-	})
 }
 
 func (m *workloadMutator) deployment(ctx context.Context, req admission.Request) admission.Response {
@@ -180,35 +169,17 @@ func allowedUnlessError(err error) admission.Response {
 	return admission.Allowed("")
 }
 
-// typedPatch answers with the change from cur to out (nil: none). The change is computed between the typed
-// objects and then merged into the raw request, so that fields the typed objects do not know and
-// defaulted-but-absent parents are neither dropped nor assumed.
+// typedPatch answers with the change from cur to out (nil: none), merged into the raw request.
 func typedPatch[T any](ctx context.Context, req admission.Request, cur, out *T, rollout *rolloutsv1beta1.Rollout) admission.Response {
 	if out == nil {
 		return admission.Allowed("")
 	}
-	mutated, err := mergeIntoRaw(req.Object.Raw, cur, out)
+	mutated, err := webhooks.MergeIntoRaw(req.Object.Raw, cur, out)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the %s patch: %w", req.Kind.Kind, err))
 	}
 	logFrozen(ctx, rollout)
 	return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
-}
-
-func mergeIntoRaw[T any](raw []byte, cur, out *T) ([]byte, error) {
-	before, err := json.Marshal(cur)
-	if err != nil {
-		return nil, err
-	}
-	after, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	patch, err := strategicpatch.CreateTwoWayMergePatch(before, after, cur)
-	if err != nil {
-		return nil, err
-	}
-	return strategicpatch.StrategicMergePatch(raw, patch, cur)
 }
 
 func logFrozen(ctx context.Context, rollout *rolloutsv1beta1.Rollout) {

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/flotilla-dev/flotilla/nodeagent"
+	"github.com/flotilla-dev/flotilla/rollout"
+	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
+	"github.com/flotilla-dev/flotilla/webhooks"
+	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
+	"github.com/flotilla-dev/flotilla/workloads/cloneset"
+)
+
+// servedPaths are the paths the manager serves with every module running: each module's admission
+// webhooks, and the pod webhook its chain is served on.
+func servedPaths(t *testing.T) []string {
+	t.Helper()
+	srv := webhooktest.NewServer()
+	scheme := newScheme()
+	reader := fake.NewClientBuilder().WithScheme(scheme).Build()
+	pods := &webhooks.PodChain{}
+	err := errors.Join(
+		rollout.RegisterWebhooks(srv, reader, scheme, rolloutadmission.DefaultOptions()),
+		cloneset.RegisterWebhooks(srv, reader, scheme, pods),
+		nodeagent.RegisterWebhook(srv, reader, scheme),
+		webhooks.RegisterPodChain(srv, scheme, pods),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv.Paths()
+}
+
+// The chart configures exactly the paths the modules serve.
+func TestWebhookConfigurationPathsAreServed(t *testing.T) {
+	mutating, validating := webhooktest.Configurations(t)
+	var configured []string
+	for _, w := range mutating.Webhooks {
+		configured = append(configured, webhooktest.ServicePath(t, w.Name, w.ClientConfig))
+	}
+	for _, w := range validating.Webhooks {
+		configured = append(configured, webhooktest.ServicePath(t, w.Name, w.ClientConfig))
+	}
+	slices.Sort(configured)
+	if diff := cmp.Diff(servedPaths(t), configured); diff != "" {
+		t.Errorf("registered paths (-) and configured paths (+) differ:\n%s", diff)
+	}
+}
+
+// The chart's webhook file as a whole: its objects' names, the webhooks in order, and what they all share.
+func TestWebhookConfigurations(t *testing.T) {
+	mutating, validating := webhooktest.Configurations(t)
+	if mutating.Name != "flotilla-mutating-webhook-configuration" || validating.Name != "flotilla-validating-webhook-configuration" {
+		t.Errorf("names %q and %q", mutating.Name, validating.Name)
+	}
+	workloadType := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "rollouts.kruise.io/workload-type", Operator: metav1.LabelSelectorOpExists,
+	}}}
+	// The engine's freezing webhooks must never block a workload no Rollout labelled; the module webhooks
+	// (CloneSet defaulting, pod readiness gates) have their own scoping, tested with them.
+	// The native DaemonSet's is the exception, as upstream's: TestNativeDaemonSetWebhookSelectsTemplateChanges.
+	freezing := map[string]bool{"mdeployment.kb.io": true, "mcloneset.kb.io": true, "mdaemonset.kb.io": true,
+		"munifiedworload.kb.io": true}
+	var names []string
+	for _, w := range mutating.Webhooks {
+		names = append(names, w.Name)
+		if w.Name == "mpod.kb.io" {
+			continue // failurePolicy Ignore and no objectSelector: TestPodWebhookConfiguration
+		}
+		checkCommon(t, w.Name, w.FailurePolicy, w.SideEffects, w.AdmissionReviewVersions, w.NamespaceSelector)
+		if diff := cmp.Diff(workloadType, w.ObjectSelector); freezing[w.Name] && diff != "" {
+			t.Errorf("webhook %s objectSelector (-want +got):\n%s", w.Name, diff)
+		}
+	}
+	for _, w := range validating.Webhooks {
+		names = append(names, w.Name)
+		checkCommon(t, w.Name, w.FailurePolicy, w.SideEffects, w.AdmissionReviewVersions, w.NamespaceSelector)
+	}
+	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "mdaemonset.kb.io", "mdaemonset-native.kb.io",
+		"munifiedworload.kb.io", "mpod.kb.io", "mcontainerrecreaterequest.kb.io", "vrollout.kb.io", "vcloneset.kb.io"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("webhook names (-want +got):\n%s", diff)
+	}
+}
+
+func checkCommon(t *testing.T, name string, policy *admissionregistrationv1.FailurePolicyType, sideEffects *admissionregistrationv1.SideEffectClass,
+	versions []string, namespaces *metav1.LabelSelector) {
+	t.Helper()
+	if policy == nil || *policy != admissionregistrationv1.Fail {
+		t.Errorf("webhook %s failurePolicy is not Fail", name)
+	}
+	if sideEffects == nil || *sideEffects != admissionregistrationv1.SideEffectClassNone {
+		t.Errorf("webhook %s sideEffects is not None", name)
+	}
+	if !slices.Equal(versions, []string{"v1"}) {
+		t.Errorf("webhook %s admissionReviewVersions = %v", name, versions)
+	}
+	selector, err := metav1.LabelSelectorAsSelector(namespaces)
+	if err != nil {
+		t.Fatalf("webhook %s namespaceSelector: %v", name, err)
+	}
+	kubeSystem := map[string]string{"kubernetes.io/metadata.name": "kube-system"}
+	other := map[string]string{"kubernetes.io/metadata.name": "apps"}
+	if namespaces == nil || selector.Matches(labels.Set(kubeSystem)) || !selector.Matches(labels.Set(other)) {
+		t.Errorf("webhook %s namespaceSelector must exclude kube-system only", name)
+	}
+}

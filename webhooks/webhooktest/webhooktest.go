@@ -1,0 +1,212 @@
+// Package webhooktest is what the tests of admission handlers share, whichever module owns the handlers: a
+// server that keeps what is registered on it, the chart's webhook configurations the handlers must match,
+// and reading the JSON patches handlers answer with.
+package webhooktest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flotilla-dev/flotilla/test/cluster"
+)
+
+// ConfigurationsFile is where the chart keeps Flotilla's admission webhook configurations, from the
+// repository root.
+const ConfigurationsFile = "charts/flotilla/webhooks/webhook-configurations.yaml"
+
+// Server keeps the handlers registered on it; its other methods are not for use.
+type Server struct {
+	webhook.Server
+	Handlers map[string]http.Handler
+}
+
+// NewServer returns a Server with nothing registered.
+func NewServer() *Server { return &Server{Handlers: map[string]http.Handler{}} }
+
+// Register implements webhook.Server; a path registered twice panics, as on controller-runtime's server.
+func (s *Server) Register(path string, h http.Handler) {
+	if _, ok := s.Handlers[path]; ok {
+		panic("webhook path registered twice: " + path)
+	}
+	s.Handlers[path] = h
+}
+
+// Paths are the registered paths, sorted.
+func (s *Server) Paths() []string { return slices.Sorted(maps.Keys(s.Handlers)) }
+
+// Admission is the admission webhook registered on path; the test fails without one.
+func (s *Server) Admission(t testing.TB, path string) *webhook.Admission {
+	t.Helper()
+	h, ok := s.Handlers[path].(*webhook.Admission)
+	if !ok {
+		t.Fatalf("no admission handler on %s: %v", path, s.Handlers)
+	}
+	return h
+}
+
+// Configurations reads the chart's mutating and validating webhook configurations.
+func Configurations(t testing.TB) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
+	t.Helper()
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, ConfigurationsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := bytes.Split(data, []byte("\n---\n"))
+	if len(docs) != 2 {
+		t.Fatalf("%s has %d documents, want 2", ConfigurationsFile, len(docs))
+	}
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	for i, obj := range []any{mutating, validating} {
+		if err := yaml.UnmarshalStrict(docs[i], obj); err != nil {
+			t.Fatalf("document %d: %v", i, err)
+		}
+	}
+	return mutating, validating
+}
+
+// ServicePath is the path a configured webhook calls; it must call the manager's webhook Service.
+func ServicePath(t testing.TB, name string, cc admissionregistrationv1.WebhookClientConfig) string {
+	t.Helper()
+	if cc.Service == nil || cc.Service.Path == nil {
+		t.Fatalf("webhook %s has no service path", name)
+	}
+	if cc.Service.Name != "flotilla-webhook-service" || cc.Service.Namespace != "flotilla-system" {
+		t.Errorf("webhook %s points at %s/%s", name, cc.Service.Namespace, cc.Service.Name)
+	}
+	return *cc.Service.Path
+}
+
+// CheckFailsClosed checks a configured webhook that every object of its rules must pass: it calls path for
+// wantRules, fails closed, and selects no objects.
+func CheckFailsClosed(t testing.TB, name string, cc admissionregistrationv1.WebhookClientConfig, path string,
+	rules, wantRules []admissionregistrationv1.RuleWithOperations, policy *admissionregistrationv1.FailurePolicyType, objects *metav1.LabelSelector) {
+	t.Helper()
+	if got := ServicePath(t, name, cc); got != path {
+		t.Errorf("webhook %s path %q, want %q", name, got, path)
+	}
+	if diff := cmp.Diff(wantRules, rules); diff != "" {
+		t.Errorf("webhook %s rules (-want +got):\n%s", name, diff)
+	}
+	if policy == nil || *policy != admissionregistrationv1.Fail {
+		t.Errorf("webhook %s failurePolicy is not Fail", name)
+	}
+	if objects != nil {
+		t.Errorf("webhook %s selects objects (%v): every object needs it", name, objects)
+	}
+}
+
+// WithSubResource is req for a subresource.
+func WithSubResource(req admission.Request, sub string) admission.Request {
+	req.SubResource = sub
+	return req
+}
+
+// ApplyJSONPatch applies the response's JSON patch (add, replace, remove; objects and arrays) to body.
+func ApplyJSONPatch(t testing.TB, body string, resp admission.Response) any {
+	t.Helper()
+	var doc any
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range resp.Patches {
+		keys := strings.Split(strings.TrimPrefix(op.Path, "/"), "/")
+		for i := range keys {
+			keys[i] = unescapePointer(keys[i])
+		}
+		var err error
+		if doc, err = jsonPatchAt(doc, keys, op.Operation, op.Value); err != nil {
+			t.Fatalf("patch %s %s: %v", op.Operation, op.Path, err)
+		}
+	}
+	return doc
+}
+
+func unescapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+}
+
+// jsonPatchAt applies one operation at keys below node and returns the changed node.
+func jsonPatchAt(node any, keys []string, op string, value any) (any, error) {
+	switch n := node.(type) {
+	case map[string]any:
+		if len(keys) == 1 {
+			if op == "remove" {
+				delete(n, keys[0])
+			} else {
+				n[keys[0]] = value
+			}
+			return n, nil
+		}
+		child, err := jsonPatchAt(n[keys[0]], keys[1:], op, value)
+		n[keys[0]] = child
+		return n, err
+	case []any:
+		return jsonPatchList(n, keys, op, value)
+	default:
+		return node, errors.New("parent is missing")
+	}
+}
+
+func jsonPatchList(n []any, keys []string, op string, value any) (any, error) {
+	i, err := strconv.Atoi(keys[0])
+	if keys[0] == "-" {
+		i, err = len(n), nil
+	}
+	if err != nil || i < 0 || i > len(n) {
+		return n, errors.New("bad index")
+	}
+	if len(keys) > 1 {
+		child, err := jsonPatchAt(n[i], keys[1:], op, value)
+		n[i] = child
+		return n, err
+	}
+	switch op {
+	case "add":
+		return append(n[:i], append([]any{value}, n[i:]...)...), nil
+	case "remove":
+		return append(n[:i], n[i+1:]...), nil
+	default:
+		n[i] = value
+		return n, nil
+	}
+}
+
+// JSONLookup reads a dotted path of object keys and list indexes.
+func JSONLookup(doc any, path string) any {
+	for _, k := range strings.Split(path, ".") {
+		switch n := doc.(type) {
+		case map[string]any:
+			doc = n[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i >= len(n) {
+				return nil
+			}
+			doc = n[i]
+		default:
+			return nil
+		}
+	}
+	return doc
+}
