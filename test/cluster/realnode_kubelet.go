@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // kubeletConfig is the node's KubeletConfiguration. Each setting that differs from a default is one this
@@ -88,7 +89,31 @@ func (n *RealNode) startKubelet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return n.waitReady(ctx, client, p)
+	if err := n.waitReady(ctx, client, p); err != nil {
+		return err
+	}
+	return n.untaintNotReady(ctx, client)
+}
+
+// untaintNotReady removes the node.kubernetes.io/not-ready taint the kubelet registers with, as the node
+// lifecycle controller would once the node is Ready. That controller does not run: kwok's nodes send no
+// heartbeats, and it would taint them and evict their pods.
+func (n *RealNode) untaintNotReady(ctx context.Context, client kubernetes.Interface) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		taints := slices.DeleteFunc(slices.Clone(node.Spec.Taints), func(t corev1.Taint) bool {
+			return t.Key == corev1.TaintNodeNotReady
+		})
+		if len(taints) == len(node.Spec.Taints) {
+			return nil
+		}
+		node.Spec.Taints = taints
+		_, err = client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 func (n *RealNode) writeKubeletConfig() (string, error) {

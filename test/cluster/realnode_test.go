@@ -56,8 +56,9 @@ func TestRealNode(t *testing.T) {
 		}
 	}()
 	n := c.RealNode()
-	importTestApp(t, n)
 	client := kubernetes.NewForConfigOrDie(c.Config())
+	t.Run("node registered", func(t *testing.T) { testRealNodeRegistered(t, client) })
+	importTestApp(t, n)
 	pod := runTestApp(t, client)
 	t.Run("in-place image update", func(t *testing.T) { testRealImageUpdate(t, client, pod) })
 
@@ -83,6 +84,22 @@ func TestRealNode(t *testing.T) {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s outlived Stop: %v", p, err)
 		}
+	}
+}
+
+// testRealNodeRegistered checks the node as pods see it: labelled, with only the real-node taint (a
+// pressure taint would keep every test pod off it).
+func testRealNodeRegistered(t *testing.T, client kubernetes.Interface) {
+	node, err := client.CoreV1().Nodes().Get(t.Context(), RealNodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.Labels["type"] != "real" {
+		t.Errorf("labels %v, want type=real", node.Labels)
+	}
+	want := []corev1.Taint{{Key: RealNodeTaint, Effect: corev1.TaintEffectNoSchedule}}
+	if len(node.Spec.Taints) != 1 || node.Spec.Taints[0].Key != want[0].Key || node.Spec.Taints[0].Effect != want[0].Effect {
+		t.Errorf("taints %v, want %v", node.Spec.Taints, want)
 	}
 }
 
