@@ -118,6 +118,8 @@ func (n *RealNode) writeCNIConfig(dir string) error {
 				"type":    "host-local",
 				"ranges":  [][]map[string]string{{{"subnet": n.net.podCIDR.String(), "gateway": n.net.nodeIP.String()}}},
 				"dataDir": filepath.Join(n.dir, "cni", "ipam"),
+				// The default route via the bridge: the kubernetes Service's address is not in the subnet.
+				"routes": []map[string]string{{"dst": "0.0.0.0/0"}},
 			},
 		}},
 	}
