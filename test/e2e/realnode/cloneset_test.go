@@ -45,7 +45,7 @@ var _ = Describe("CloneSet in-place updates on a real node", func() {
 		setImage(ctx, ns, "v2")
 		waitStep(ctx, ns, "Progressing 1/StepPaused")
 		waitVersions(ctx, ns, map[string]int{"v1": 1, "v2": 1})
-		Consistently(func() map[string]int { return podsByVersion(ctx, ns) }).WithContext(ctx).WithTimeout(3 * time.Second).
+		Consistently(func() map[string]int { return podsByVersion(ctx, ns) }).WithContext(ctx).WithTimeout(3*time.Second).
 			WithPolling(poll).Should(Equal(map[string]int{"v1": 1, "v2": 1}), "step 1 holds one pod until approved")
 		expectSamePods(before, appPods(ctx, ns))
 

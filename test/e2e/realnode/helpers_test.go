@@ -155,7 +155,9 @@ func container(p corev1.Pod, name string) *corev1.ContainerStatus {
 	return nil
 }
 
-func podReady(p corev1.Pod) bool { return conditionStatus(p, string(corev1.PodReady)) == corev1.ConditionTrue }
+func podReady(p corev1.Pod) bool {
+	return conditionStatus(p, string(corev1.PodReady)) == corev1.ConditionTrue
+}
 
 func conditionStatus(p corev1.Pod, t string) corev1.ConditionStatus {
 	for _, c := range p.Status.Conditions {
