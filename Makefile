@@ -107,7 +107,8 @@ bench: tools build ## Run the benchmark scenarios and micro-benchmarks (SCENARIO
 REAL_NODE ?= true
 .PHONY: sandbox
 sandbox: tools node-packages build ## Start a local control plane with 3 simulated nodes, a real node and the Flotilla manager.
-	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) run ./test/cmd/sandbox --manager $(BIN)/flotilla-manager --real-node=$(REAL_NODE)
+	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) run ./test/cmd/sandbox --manager $(BIN)/flotilla-manager \
+		--nodeagent $(BIN)/flotilla-nodeagent --real-node=$(REAL_NODE)
 
 ##@ Images
 # VERSION and REGISTRY override the tag (default: the chart's appVersion) and the registry (ghcr.io/flotilla-dev).
