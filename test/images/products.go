@@ -2,6 +2,7 @@ package images
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -98,8 +99,11 @@ func ChartAppVersion(root string) (string, error) {
 	var chart struct {
 		AppVersion string `json:"appVersion"`
 	}
-	if err := yaml.Unmarshal(data, &chart); err != nil || chart.AppVersion == "" {
-		return "", fmt.Errorf("charts/flotilla/Chart.yaml has no appVersion (%v)", err)
+	if err := yaml.Unmarshal(data, &chart); err != nil {
+		return "", fmt.Errorf("reading the chart: %w", err)
+	}
+	if chart.AppVersion == "" {
+		return "", errors.New("charts/flotilla/Chart.yaml has no appVersion")
 	}
 	return chart.AppVersion, nil
 }

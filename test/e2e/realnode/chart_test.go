@@ -29,7 +29,7 @@ var _ = Describe("The chart on a real node", func() {
 
 		By("the API server calling the manager pod's webhooks: CloneSet pods get the KruisePodReady gate")
 		ns := newNamespace(ctx, "chart-")
-		createCloneSet(ctx, ns, 1, "v1")
+		createCloneSet(ctx, ns, 1)
 		waitVersions(ctx, ns, map[string]int{"v1": 1})
 		pod := appPods(ctx, ns)[0]
 		Expect(pod.Spec.ReadinessGates).To(ContainElement(corev1.PodReadinessGate{ConditionType: "KruisePodReady"}),

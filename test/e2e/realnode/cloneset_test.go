@@ -18,7 +18,7 @@ import (
 var _ = Describe("CloneSet in-place updates on a real node", func() {
 	It("restarts the containers of the same pods with the new image", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "inplace-")
-		createCloneSet(ctx, ns, 2, "v1")
+		createCloneSet(ctx, ns, 2)
 		waitVersions(ctx, ns, map[string]int{"v1": 2})
 		before := appPods(ctx, ns)
 		ready := watchCondition(ctx, ns, inPlaceUpdateReady)
@@ -36,7 +36,7 @@ var _ = Describe("CloneSet in-place updates on a real node", func() {
 
 	It("moves through a Rollout's steps in place: one pod, approval, then the rest", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "rollout-")
-		createCloneSet(ctx, ns, 2, "v1")
+		createCloneSet(ctx, ns, 2)
 		waitVersions(ctx, ns, map[string]int{"v1": 2})
 		createRollout(ctx, ns, "canary:\n  steps:\n  - replicas: 1\n  - replicas: 100%")
 		waitStep(ctx, ns, "Healthy")
@@ -73,7 +73,7 @@ func expectUpdatedInPlace(before, after []corev1.Pod) {
 	GinkgoHelper()
 	expectSamePods(before, after)
 	for i := range before {
-		old, cur := container(before[i], "app"), container(after[i], "app")
+		old, cur := appContainer(before[i]), appContainer(after[i])
 		Expect(cur.RestartCount).To(Equal(old.RestartCount+1), "pod %s: restartCount", before[i].Name)
 		Expect(cur.ImageID).NotTo(Equal(old.ImageID), "pod %s: imageID", before[i].Name)
 		Expect(cur.ContainerID).NotTo(Equal(old.ContainerID), "pod %s: containerID", before[i].Name)

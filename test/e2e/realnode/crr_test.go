@@ -21,7 +21,7 @@ const minStarted = 5
 var _ = Describe("ContainerRecreateRequests on a real node", func() {
 	It("runs the preStop handler, stops the container for the kubelet to restart, and waits minStartedSeconds", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "crr-")
-		createCloneSet(ctx, ns, 1, "v1")
+		createCloneSet(ctx, ns, 1)
 		waitVersions(ctx, ns, map[string]int{"v1": 1})
 		before := appPods(ctx, ns)[0]
 		Expect(answer(before, "/state")).To(BeEmpty(), "no preStop handler ran yet")
@@ -33,7 +33,7 @@ var _ = Describe("ContainerRecreateRequests on a real node", func() {
 		waitVersions(ctx, ns, map[string]int{"v1": 1})
 		after := appPods(ctx, ns)[0]
 		expectSamePods([]corev1.Pod{before}, []corev1.Pod{after})
-		old, cur := container(before, "app"), container(after, "app")
+		old, cur := appContainer(before), appContainer(after)
 		Expect(cur.RestartCount).To(Equal(old.RestartCount + 1))
 		Expect(cur.ContainerID).NotTo(Equal(old.ContainerID))
 		started := cur.State.Running.StartedAt.Time

@@ -83,10 +83,10 @@ func appTemplate(version string) corev1.PodTemplateSpec {
 	}
 }
 
-// createCloneSet creates the story's CloneSet, updated in place where possible.
-func createCloneSet(ctx context.Context, ns string, replicas int64, version string) {
+// createCloneSet creates the story's CloneSet of testapp v1, updated in place where possible.
+func createCloneSet(ctx context.Context, ns string, replicas int64) {
 	GinkgoHelper()
-	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptr.To(appTemplate(version)))
+	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptr.To(appTemplate("v1")))
 	Expect(err).NotTo(HaveOccurred())
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
@@ -116,7 +116,7 @@ func podsByVersion(ctx context.Context, ns string) map[string]int {
 	GinkgoHelper()
 	counts := map[string]int{}
 	for _, p := range appPods(ctx, ns) {
-		cs := container(p, "app")
+		cs := appContainer(p)
 		if p.Spec.NodeName != cluster.RealNodeName {
 			counts["starting"]++
 			continue
@@ -146,9 +146,10 @@ func appPods(ctx context.Context, ns string) []corev1.Pod {
 	return pods
 }
 
-func container(p corev1.Pod, name string) *corev1.ContainerStatus {
+// appContainer is the status of the pod's app container, nil before the kubelet reported one.
+func appContainer(p corev1.Pod) *corev1.ContainerStatus {
 	for i := range p.Status.ContainerStatuses {
-		if p.Status.ContainerStatuses[i].Name == name {
+		if p.Status.ContainerStatuses[i].Name == "app" {
 			return &p.Status.ContainerStatuses[i]
 		}
 	}
