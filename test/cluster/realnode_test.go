@@ -198,11 +198,17 @@ func get(t *testing.T, url string) string {
 // the kubelet, the shims and every container's processes.
 func nodeProcesses(t *testing.T, c *Cluster) []int {
 	t.Helper()
-	children := map[int][]int{}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
+	all := descendants(c.pids())
+	if len(all) < 8 {
+		t.Errorf("found %d processes, want at least etcd, kube-apiserver, kube-controller-manager, unshare, containerd, nsenter, kubelet, a shim, pause and testapp", len(all))
 	}
+	return all
+}
+
+// descendants lists pids and every process below them.
+func descendants(pids []int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		if pid, err := strconv.Atoi(e.Name()); err == nil {
 			if ppid, _, ok := procParent(pid); ok {
@@ -211,12 +217,9 @@ func nodeProcesses(t *testing.T, c *Cluster) []int {
 		}
 	}
 	var all []int
-	for queue := c.pids(); len(queue) > 0; queue = queue[1:] {
+	for queue := append([]int(nil), pids...); len(queue) > 0; queue = queue[1:] {
 		all = append(all, queue[0])
 		queue = append(queue, children[queue[0]]...)
-	}
-	if len(all) < 8 {
-		t.Errorf("found %d processes, want at least etcd, kube-apiserver, kube-controller-manager, unshare, containerd, nsenter, kubelet, a shim, pause and testapp", len(all))
 	}
 	return all
 }
