@@ -18,7 +18,8 @@ import (
 //   - containerd runs as PID 1 of its own PID and mount namespaces (unshare), and the kubelet joins them
 //     (nsenter). When containerd ends, or the test process dies, the kernel kills every shim and container
 //     with it, and the mounts they made (volumes, root filesystems, network namespaces) vanish with the
-//     mount namespace.
+//     mount namespace, as do the files both write to fixed host paths (privateHostDirs), which get a tmpfs
+//     of the namespace's own.
 //   - Its network is a bridge of its own with a pod subnet and a Service range picked per node (slot), so
 //     real nodes of concurrent test processes do not meet; no iptables rule is written. The host reaches
 //     pods over the bridge (the API server calls webhooks at pod IPs), and pods reach the API server at

@@ -46,8 +46,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     conf_dir = %[8]q
 `
 
-// shimSocketDir is where containerd 1.6 starts its shims' sockets, not configurable.
-const shimSocketDir = "/run/containerd"
+// privateHostDirs are host paths the node writes to whatever its configuration says: containerd 1.6's shim
+// sockets (/run/containerd/s), libcni's result cache, the kubelet's device plugin socket and its
+// /var/log/containers links. Each gets a tmpfs private to the node's mount namespace, so what a killed node
+// leaves there goes with the namespace; on the host they stay empty directories.
+var privateHostDirs = []string{"/run/containerd", "/var/lib/cni", "/var/lib/kubelet", "/var/log/containers"}
 
 // startContainerd writes the CNI and containerd configuration and starts containerd as PID 1 of new PID
 // and mount namespaces; it returns once the CRI socket answers.
@@ -67,15 +70,17 @@ func (n *RealNode) startContainerd(ctx context.Context) error {
 	if err := os.WriteFile(config, []byte(content), 0o644); err != nil {
 		return fmt.Errorf("containerd config: %w", err)
 	}
-	// Shims put their sockets in /run/containerd/s whatever the configuration says: a tmpfs there, private
-	// to the node's mount namespace, takes them away with it.
-	if err := os.MkdirAll(shimSocketDir, 0o711); err != nil {
-		return fmt.Errorf("containerd: %w", err)
+	for _, dir := range privateHostDirs {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("containerd: %w", err)
+		}
 	}
 	// --kill-child: when unshare dies (SIGKILLed with this process), containerd gets SIGKILL, and the kernel
-	// then kills everything in its PID namespace.
-	p, err := n.c.startHost("containerd", "unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "--",
-		"sh", "-c", `mount -t tmpfs -o mode=0711 flotilla-shims "$0" && exec containerd --config "$1"`, shimSocketDir, config)
+	// then kills everything in its PID namespace. Before containerd starts, a tmpfs goes over each of
+	// privateHostDirs in the new mount namespace.
+	script := `for d in "$@"; do mount -t tmpfs -o mode=0755 flotilla-node "$d" || exit 1; done; exec containerd --config "$0"`
+	p, err := n.c.startHost("containerd", "unshare", append([]string{"--pid", "--fork", "--mount-proc", "--kill-child", "--",
+		"sh", "-c", script, config}, privateHostDirs...)...)
 	if err != nil {
 		return err
 	}

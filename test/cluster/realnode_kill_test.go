@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ func TestRealNodeDiesWithTheTestProcess(t *testing.T) {
 		return
 	}
 	needRealNode(t)
+	hostBefore := hostState(t)
 	helper := exec.Command(os.Args[0], "-test.run=^TestRealNodeDiesWithTheTestProcess$")
 	helper.Env = append(os.Environ(), "FLOTILLA_REALNODE_HELPER=1")
 	helper.Stderr = os.Stderr
@@ -81,6 +83,9 @@ func TestRealNodeDiesWithTheTestProcess(t *testing.T) {
 		t.Errorf("bridge %s outlived the clean-up", n.bridge)
 	}
 	removeStaleDirs()
+	if after := hostState(t); !slices.Equal(after, hostBefore) {
+		t.Errorf("the host's %v held %v before the node and %v after", privateHostDirs, hostBefore, after)
+	}
 }
 
 // waitGone waits for every PID to be gone or a zombie; the kernel kills them asynchronously.

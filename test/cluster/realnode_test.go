@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,6 +47,7 @@ func needRealNode(t *testing.T) {
 // directory of the node behind.
 func TestRealNode(t *testing.T) {
 	needRealNode(t)
+	hostBefore := hostState(t)
 	c, err := Start(t.Context(), Options{CRDDirs: []string{}, ControllerManager: true, RealNode: true, Log: testLog{t}})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -85,6 +88,24 @@ func TestRealNode(t *testing.T) {
 			t.Errorf("%s outlived Stop: %v", p, err)
 		}
 	}
+	if after := hostState(t); !slices.Equal(after, hostBefore) {
+		t.Errorf("the host's %v held %v before the node and %v after", privateHostDirs, hostBefore, after)
+	}
+}
+
+// hostState lists what the host's privateHostDirs hold.
+func hostState(t *testing.T) []string {
+	t.Helper()
+	var paths []string
+	for _, dir := range privateHostDirs {
+		_ = filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+			if err == nil {
+				paths = append(paths, p)
+			}
+			return nil
+		})
+	}
+	return paths
 }
 
 // testRealNodeRegistered checks the node as pods see it: labelled, with only the real-node taint (a
