@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +14,9 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"sigs.k8s.io/yaml"
 
@@ -230,5 +234,30 @@ func TestChartDefaultsNameTheseImages(t *testing.T) {
 			t.Errorf("chart image %s:%q, want repository %s and the tag left to the appVersion %s",
 				tc.values.Repository, tc.values.Tag, ref.Context(), stamp.Version)
 		}
+	}
+}
+
+// TestPush pushes an image to a registry (go-containerregistry's, in memory) and reads it back by tag.
+func TestPush(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	img, err := images.Build(spec(time.Unix(0, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.NewTag(strings.TrimPrefix(srv.URL, "http://") + "/team/app:v9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := img.Digest()
+	if err := images.Push(t.Context(), images.Result{Ref: ref, Digest: want, Image: img}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := remote.Head(ref, remote.WithContext(t.Context()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Digest != want {
+		t.Errorf("the registry holds %s under %s, want %s", got.Digest, ref, want)
 	}
 }

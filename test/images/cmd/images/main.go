@@ -13,9 +13,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/images"
 )
@@ -52,8 +49,8 @@ func run() error {
 	for _, r := range results {
 		fmt.Printf("%s\t%s\t%s\n", r.Ref, r.Digest, r.Archive)
 		if *push {
-			if err := remote.Write(r.Ref, r.Image, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
-				return fmt.Errorf("pushing %s: %w", r.Ref, err)
+			if err := images.Push(ctx, r); err != nil {
+				return err
 			}
 			fmt.Printf("pushed %s\n", r.Ref)
 		}
