@@ -19,6 +19,15 @@ GOLANGCI_LINT := $(BIN)/golangci-lint
 HELM := $(BIN)/helm
 KWOK := $(BIN)/kwok
 CONTROL_PLANE_STAMP := $(BIN)/.control-plane.stamp
+CONTROL_PLANE_PKGS := go.etcd.io/etcd/server/v3 k8s.io/kubernetes/cmd/kube-apiserver \
+	k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+CONTROL_PLANE_BINS := $(addprefix $(BIN)/,etcd kube-apiserver kube-controller-manager kube-scheduler kubectl)
+KUBELET_STAMP := $(BIN)/.kubelet.stamp
+# The real test node's runtime: Debian's (and Ubuntu's) packages, installed by `make node-packages` where make can.
+REAL_NODE_PACKAGES := containerd runc containernetworking-plugins
+# Where make installs them (root with apt-get), the real-node tests must run: FLOTILLA_REAL_NODE=required turns
+# their skip into a failure, so CI cannot pass without them.
+REAL_NODE_REQUIRED := $(shell [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && echo required)
 KUBE_VERSION := v1.37.2
 # Without these the binaries report v0.0.0-master, which version checks (Helm's kubeVersion, kubectl skew) reject.
 KUBE_VERSION_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
@@ -85,34 +94,81 @@ verify: generate manifests ## Fail if generated code, CRDs or RBAC are stale, or
 
 ##@ Test
 .PHONY: test
-test: tools verify lint ## Build the tools, vet, lint, verify generated code, run unit, integration and e2e tests.
+test: tools node-packages verify lint ## Build the tools, vet, lint, verify generated code, run unit, integration and e2e tests.
 	$(GO) vet ./...
-	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
+	FLOTILLA_BIN_DIR=$(ROOT)/bin FLOTILLA_REAL_NODE=$(REAL_NODE_REQUIRED) $(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 .PHONY: bench
 bench: tools build ## Run the benchmark scenarios and micro-benchmarks (SCENARIO=name runs one; see docs/performance.md).
 	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) run ./test/bench/cmd/bench --manager $(BIN)/flotilla-manager \
 		--out $(BENCH_OUT) $(if $(SCENARIO),--scenario $(SCENARIO))
 
+# REAL_NODE=false leaves the real node out of the sandbox.
+REAL_NODE ?= true
 .PHONY: sandbox
-sandbox: tools build ## Start a local control plane with 3 simulated nodes and the Flotilla manager.
-	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) run ./test/cmd/sandbox --manager $(BIN)/flotilla-manager
+sandbox: tools node-packages build ## Start a local control plane with 3 simulated nodes, a real node and the Flotilla manager.
+	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) run ./test/cmd/sandbox --manager $(BIN)/flotilla-manager \
+		--nodeagent $(BIN)/flotilla-nodeagent --real-node=$(REAL_NODE)
+
+##@ Images
+# VERSION and REGISTRY override the tag (default: the chart's appVersion) and the registry (ghcr.io/flotilla-dev).
+VERSION ?=
+REGISTRY ?=
+IMAGE_FLAGS = $(if $(VERSION),--version $(VERSION)) $(if $(REGISTRY),--registry $(REGISTRY))
+.PHONY: images
+images: ## Build the flotilla-manager and flotilla-nodeagent OCI images into bin/images/ (no Docker needed).
+	$(GO) run ./test/images/cmd/images --out $(BIN)/images $(IMAGE_FLAGS)
+
+.PHONY: push-images
+push-images: ## Build the images and push them to REGISTRY (credentials from `docker login` or any Docker config).
+	$(GO) run ./test/images/cmd/images --out $(BIN)/images $(IMAGE_FLAGS) --push
 
 ##@ Tools
 .PHONY: tools
-tools: $(CONTROL_PLANE_STAMP) $(KWOK) $(HELM) $(CONTROLLER_GEN) ## Build the control plane, kwok, helm and controller-gen into bin/ (skips up-to-date ones).
+tools: $(CONTROL_PLANE_STAMP) $(KUBELET_STAMP) $(KWOK) $(HELM) $(CONTROLLER_GEN) ## Build the control plane, the kubelet, kwok, helm and controller-gen into bin/ (skips up-to-date ones).
 
-# The control plane comes from test/tools, its own module; the stamp follows that module's go.sum.
+# linked-modules lists "module version" for every module the test/tools packages $(1) link, replacements applied;
+# built-modules lists the same as go recorded it in the binaries $(1).
+linked-modules = (cd test/tools && $(GO) list -deps -f '{{with .Module}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}' $(1)) | sort -u
+built-modules = $(GO) version -m $(1) | awk '$$1=="dep"||$$1=="mod"{if(p)print p; p=$$2" "$$3} $$1=="=>"{p=$$2" "$$3} END{if(p)print p}' | sort -u
+# built-from-current succeeds when the binaries $(2) exist and were built from the module versions test/tools now
+# selects for the packages $(1): a go.mod change that adds a tool (the kubelet) rebuilds no other.
+built-from-current = ls $(2) >/dev/null 2>&1 && [ "$$($(call linked-modules,$(1)))" = "$$($(call built-modules,$(2)))" ]
+
+# The control plane and the kubelet come from test/tools, their own module; each stamp follows that module's
+# go.mod and go.sum, and a build runs only when the versions its binaries link changed.
 $(CONTROL_PLANE_STAMP): test/tools/go.mod test/tools/go.sum
 	@mkdir -p $(BIN)
-	cd test/tools && $(GO) build -trimpath -ldflags="-s -w $(KUBE_VERSION_LDFLAGS)" -o $(ROOT)/bin/ \
-		go.etcd.io/etcd/server/v3 \
-		k8s.io/kubernetes/cmd/kube-apiserver \
-		k8s.io/kubernetes/cmd/kube-controller-manager \
-		k8s.io/kubernetes/cmd/kube-scheduler \
-		k8s.io/kubernetes/cmd/kubectl
-	mv -f $(ROOT)/bin/server $(ROOT)/bin/etcd
+	if $(call built-from-current,$(CONTROL_PLANE_PKGS),$(CONTROL_PLANE_BINS)); then \
+		echo "control plane: bin/ holds these module versions already"; \
+	else \
+		(cd test/tools && $(GO) build -trimpath -ldflags="-s -w $(KUBE_VERSION_LDFLAGS)" -o $(ROOT)/bin/ $(CONTROL_PLANE_PKGS)) && \
+		mv -f $(ROOT)/bin/server $(ROOT)/bin/etcd; \
+	fi
 	touch $@
+
+$(KUBELET_STAMP): test/tools/go.mod test/tools/go.sum
+	@mkdir -p $(BIN)
+	if $(call built-from-current,k8s.io/kubernetes/cmd/kubelet,$(BIN)/kubelet); then \
+		echo "kubelet: bin/ holds these module versions already"; \
+	else \
+		cd test/tools && $(GO) build -trimpath -ldflags="-s -w $(KUBE_VERSION_LDFLAGS)" -o $(ROOT)/bin/kubelet k8s.io/kubernetes/cmd/kubelet; \
+	fi
+	touch $@
+
+# The real node's containerd, runc and CNI plugins are the distribution's. Without root or apt-get nothing is
+# installed, and the real-node tests skip, saying what is missing.
+.PHONY: node-packages
+node-packages: ## Install containerd, runc and the CNI plugins for the real test node (root on Debian or Ubuntu).
+	@if command -v containerd >/dev/null && command -v runc >/dev/null && \
+		{ [ -x /usr/lib/cni/bridge ] || [ -x /opt/cni/bin/bridge ]; }; then \
+		:; \
+	elif [ -n "$(REAL_NODE_REQUIRED)" ]; then \
+		echo "installing $(REAL_NODE_PACKAGES) for the real test node"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(REAL_NODE_PACKAGES) >/dev/null; \
+	else \
+		echo "note: no root with apt-get here: the real-node tests will skip (they need $(REAL_NODE_PACKAGES))"; \
+	fi
 
 # Single-binary tools are installed at a pinned version; the stamp file name carries the version.
 $(CONTROLLER_GEN): $(BIN)/.controller-gen-$(CONTROLLER_GEN_VERSION)

@@ -59,7 +59,7 @@ func (c *Cluster) tryAPIServer(ctx context.Context, etcdURL string, files pkiFil
 // apiServerArgs serves HTTPS on loopback only, authenticates with client
 // certificates and service account tokens, authorizes with Node and RBAC.
 func (c *Cluster) apiServerArgs(port int, etcdURL string, files pkiFiles) []string {
-	return []string{
+	args := []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -75,10 +75,37 @@ func (c *Cluster) apiServerArgs(port int, etcdURL string, files pkiFiles) []stri
 		"--service-account-issuer=" + serviceIssuer,
 		"--service-account-key-file=" + files.saPublic,
 		"--service-account-signing-key-file=" + files.saPrivate,
-		"--service-cluster-ip-range=" + serviceCIDR,
+		"--service-cluster-ip-range=" + c.serviceCIDR(),
 		"--allow-privileged=true",
 		"--profiling=false",
+		// Only a real node's kubelet is ever called (logs, exec, port-forward); it trusts the cluster CA.
+		"--kubelet-client-certificate=" + files.kubeletClientCert,
+		"--kubelet-client-key=" + files.kubeletClientKey,
+		"--kubelet-preferred-address-types=InternalIP",
 	}
+	if c.realNode != nil {
+		// Webhooks and aggregated APIs are called at an endpoint of their Service, a pod IP the host routes
+		// to the real node's bridge: there is no kube-proxy to make Service IPs reachable.
+		args = append(args, "--enable-aggregator-routing=true")
+	}
+	return args
+}
+
+// serviceCIDR is the Service range: a real node's own (its pods reach the
+// kubernetes Service at its first address), else the default.
+func (c *Cluster) serviceCIDR() string {
+	if c.realNode != nil {
+		return c.realNode.net.serviceCIDR.String()
+	}
+	return serviceCIDR
+}
+
+// serviceIP is the kubernetes Service's address, the first of serviceCIDR.
+func (c *Cluster) serviceIP() string {
+	if c.realNode != nil {
+		return c.realNode.net.serviceIP.String()
+	}
+	return kubernetesServiceIP
 }
 
 // adminHTTPClient authenticates as the admin user, for /readyz.

@@ -43,6 +43,11 @@ type Options struct {
 	Nodes int
 	// PodsPerNode is each node's pod capacity; default 110.
 	PodsPerNode int
+	// RealNode adds a node that runs its pods: a kubelet (bin/kubelet) on
+	// containerd, runc and the bridge CNI plugin of this machine (see
+	// realnode.go). It needs root and those packages; without them Start
+	// fails with an error that wraps ErrRealNodeUnavailable.
+	RealNode bool
 	// Args adds flags per binary ("etcd", "kube-apiserver",
 	// "kube-controller-manager", "kube-scheduler", "kwok"), after the
 	// defaults so they win.
@@ -70,6 +75,10 @@ type Cluster struct {
 
 	procMu sync.Mutex
 	procs  []*process
+
+	// realNode is set when Options.RealNode asked for one; its network is
+	// claimed before the certificates, which name its Service address.
+	realNode *RealNode
 
 	stopOnce sync.Once
 	stopErr  error
@@ -119,6 +128,11 @@ func newCluster(opts Options) (*Cluster, error) {
 	if err := findBinaries(binDir, requiredBinaries(opts)); err != nil {
 		return nil, err
 	}
+	if opts.RealNode {
+		if err := RealNodeSupport(binDir); err != nil {
+			return nil, err
+		}
+	}
 	removeStaleDirs()
 	c := &Cluster{opts: opts, binDir: binDir, log: opts.Log}
 	if c.log == nil && os.Getenv("FLOTILLA_CLUSTER_LOG") != "" {
@@ -141,6 +155,9 @@ func requiredBinaries(opts Options) []string {
 	if opts.Nodes > 0 {
 		names = append(names, "kwok")
 	}
+	if opts.RealNode {
+		names = append(names, "kubelet")
+	}
 	return names
 }
 
@@ -148,6 +165,11 @@ func requiredBinaries(opts Options) []string {
 // apiserver starts in parallel.
 func (c *Cluster) run(ctx context.Context) error {
 	begin := time.Now()
+	if c.opts.RealNode {
+		if err := c.phase("real node network", c.claimRealNode); err != nil {
+			return err
+		}
+	}
 	files, err := c.writePKI()
 	if err != nil {
 		return err
@@ -172,7 +194,7 @@ func (c *Cluster) run(ctx context.Context) error {
 func (c *Cluster) writePKI() (pkiFiles, error) {
 	var files pkiFiles
 	err := c.phase("certificates", func() error {
-		p, err := newPKI()
+		p, err := newPKI(c.serviceIP())
 		if err != nil {
 			return err
 		}
@@ -205,6 +227,9 @@ func (c *Cluster) startAddons(ctx context.Context) error {
 	}
 	if c.opts.Nodes > 0 {
 		g.Go(func() error { return c.phase("kwok nodes", func() error { return c.startKwokNodes(ctx) }) })
+	}
+	if c.realNode != nil {
+		g.Go(func() error { return c.phase("real node", func() error { return c.startRealNode(ctx) }) })
 	}
 	return g.Wait()
 }
@@ -267,7 +292,7 @@ func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
 		begin := time.Now()
 		c.stopProcesses()
-		c.stopErr = c.removeDirs()
+		c.stopErr = errors.Join(c.releaseRealNode(), c.removeDirs())
 		c.logf("cluster stopped in %v", time.Since(begin).Round(time.Millisecond))
 	})
 	return c.stopErr
@@ -303,6 +328,23 @@ func (c *Cluster) stopProcesses() {
 func (c *Cluster) start(name string, args, env []string) (*process, error) {
 	args = append(slices.Clip(args), c.opts.Args[name]...)
 	p, err := startProcess(name, filepath.Join(c.binDir, name), args, env, c.logDir)
+	if err != nil {
+		return nil, err
+	}
+	c.procMu.Lock()
+	defer c.procMu.Unlock()
+	c.procs = append(c.procs, p)
+	return p, nil
+}
+
+// startHost launches a program of this machine (found in PATH) under
+// name and records it for Stop.
+func (c *Cluster) startHost(name, command string, args ...string) (*process, error) {
+	bin, err := exec.LookPath(command)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p, err := startProcess(name, bin, args, nil, c.logDir)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -37,6 +38,11 @@ func (c *Cluster) startControllerManager(ctx context.Context) error {
 	controllers := c.opts.Controllers
 	if len(controllers) == 0 {
 		controllers = DefaultControllers
+	}
+	if c.realNode != nil {
+		// A real kubelet mounts every pod's service account volume, which holds the kube-root-ca.crt
+		// ConfigMap this controller publishes into each namespace; without it pods never start.
+		controllers = append(slices.Clip(controllers), "root-ca-certificate-publisher-controller")
 	}
 	return c.startComponent(ctx, "kube-controller-manager", []string{
 		"--kubeconfig=" + kubeconfig,

@@ -86,6 +86,10 @@ func alive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
+// SaveLogs copies the process logs to a new directory that Stop leaves in
+// place, and returns its path: a suite that failed calls it before Stop.
+func (c *Cluster) SaveLogs() (string, error) { return c.saveLogs() }
+
 // saveLogs copies the process logs to a new directory that Stop leaves in
 // place, and returns its path.
 func (c *Cluster) saveLogs() (string, error) {

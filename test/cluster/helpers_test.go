@@ -16,7 +16,7 @@ import (
 )
 
 func TestPKI(t *testing.T) {
-	p, err := newPKI()
+	p, err := newPKI(kubernetesServiceIP)
 	if err != nil {
 		t.Fatal(err)
 	}

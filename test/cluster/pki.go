@@ -35,19 +35,23 @@ type pki struct {
 	controllerManager *keyPair
 	scheduler         *keyPair
 	// controller authenticates as a service account would (ControllerKubeconfig).
-	controller     *keyPair
-	serviceAccount crypto.Signer
+	controller *keyPair
+	// node is the real node's kubelet (system:node:<name>); kubeletClient is the apiserver calling
+	// kubelets (logs, exec).
+	node, kubeletClient *keyPair
+	serviceAccount      crypto.Signer
 }
 
-// newPKI creates a CA and the certificates signed by it. ECDSA P-256 keys
-// keep generation in the low milliseconds.
-func newPKI() (*pki, error) {
+// newPKI creates a CA and the certificates signed by it; serviceIP is the
+// kubernetes Service's address, which the serving certificate names. ECDSA
+// P-256 keys keep generation in the low milliseconds.
+func newPKI(serviceIP string) (*pki, error) {
 	ca, err := newCA()
 	if err != nil {
 		return nil, err
 	}
 	p := &pki{ca: ca}
-	if p.apiserver, err = ca.issue(servingTemplate()); err != nil {
+	if p.apiserver, err = ca.issue(servingTemplate(serviceIP)); err != nil {
 		return nil, fmt.Errorf("apiserver certificate: %w", err)
 	}
 	if p.admin, err = ca.issue(clientTemplate("flotilla-admin", "system:masters")); err != nil {
@@ -61,6 +65,12 @@ func newPKI() (*pki, error) {
 	}
 	if p.controller, err = ca.issue(clientTemplate(ControllerUser, "system:serviceaccounts", "system:serviceaccounts:"+controllerNamespace)); err != nil {
 		return nil, fmt.Errorf("controller certificate: %w", err)
+	}
+	if p.node, err = ca.issue(clientTemplate("system:node:"+RealNodeName, "system:nodes")); err != nil {
+		return nil, fmt.Errorf("node certificate: %w", err)
+	}
+	if p.kubeletClient, err = ca.issue(clientTemplate("flotilla-apiserver-kubelet-client", "system:masters")); err != nil {
+		return nil, fmt.Errorf("kubelet client certificate: %w", err)
 	}
 	if p.serviceAccount, err = newKey(); err != nil {
 		return nil, fmt.Errorf("service account key: %w", err)
@@ -143,7 +153,7 @@ func baseTemplate(subject pkix.Name) *x509.Certificate {
 
 // servingTemplate covers every name a client on this machine or a pod
 // inside the cluster uses for the apiserver.
-func servingTemplate() *x509.Certificate {
+func servingTemplate(serviceIP string) *x509.Certificate {
 	tmpl := baseTemplate(pkix.Name{CommonName: "kube-apiserver"})
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
@@ -151,7 +161,7 @@ func servingTemplate() *x509.Certificate {
 		"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 		"kubernetes.default.svc.cluster.local",
 	}
-	tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(kubernetesServiceIP)}
+	tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(serviceIP)}
 	return tmpl
 }
 
@@ -165,6 +175,7 @@ func clientTemplate(user string, groups ...string) *x509.Certificate {
 // pkiFiles are the paths the control plane reads its credentials from.
 type pkiFiles struct {
 	caCert, servingCert, servingKey, saPublic, saPrivate string
+	kubeletClientCert, kubeletClientKey                  string
 }
 
 // write stores what the processes read from disk under dir.
@@ -175,6 +186,9 @@ func (p *pki) write(dir string) (pkiFiles, error) {
 		servingKey:  filepath.Join(dir, "apiserver.key"),
 		saPublic:    filepath.Join(dir, "sa.pub"),
 		saPrivate:   filepath.Join(dir, "sa.key"),
+
+		kubeletClientCert: filepath.Join(dir, "kubelet-client.crt"),
+		kubeletClientKey:  filepath.Join(dir, "kubelet-client.key"),
 	}
 	saPub, err := encodePublicKey(p.serviceAccount)
 	if err != nil {
@@ -187,6 +201,7 @@ func (p *pki) write(dir string) (pkiFiles, error) {
 	files := map[string][]byte{
 		f.caCert: p.ca.certPEM, f.servingCert: p.apiserver.certPEM, f.servingKey: p.apiserver.keyPEM,
 		f.saPublic: saPub, f.saPrivate: saKey,
+		f.kubeletClientCert: p.kubeletClient.certPEM, f.kubeletClientKey: p.kubeletClient.keyPEM,
 	}
 	for path, data := range files {
 		if err := os.WriteFile(path, data, 0o600); err != nil {

@@ -1,8 +1,10 @@
-// Command sandbox runs Flotilla on a local control plane with simulated nodes: `make sandbox`.
+// Command sandbox runs Flotilla on a local control plane with simulated nodes and, where this machine can,
+// a real node: `make sandbox`.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/e2e/framework"
+	"github.com/flotilla-dev/flotilla/test/images"
 )
 
 func main() {
@@ -21,17 +24,33 @@ func main() {
 	}
 }
 
+type options struct {
+	nodes     int
+	realNode  bool
+	manager   string
+	nodeAgent string
+}
+
 func run() error {
-	nodes := flag.Int("nodes", 3, "number of kwok-simulated nodes")
-	manager := flag.String("manager", "", "prebuilt flotilla-manager binary (default: build it)")
+	var o options
+	flag.IntVar(&o.nodes, "nodes", 3, "number of kwok-simulated nodes")
+	flag.BoolVar(&o.realNode, "real-node", true, "also run a real node (kubelet, containerd), where this machine can")
+	flag.StringVar(&o.manager, "manager", "", "prebuilt flotilla-manager binary (default: build it)")
+	flag.StringVar(&o.nodeAgent, "nodeagent", "", "prebuilt flotilla-nodeagent binary for the real node (default: build it)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.realNode {
+		if err := cluster.RealNodeSupport(""); err != nil {
+			fmt.Printf("No real node: %v\n", err)
+			o.realNode = false
+		}
+	}
 
 	fmt.Println("Starting the local control plane...")
 	c, err := cluster.Start(ctx, cluster.Options{
-		ControllerManager: true, Scheduler: true, Nodes: *nodes, GatewayAPI: true, Log: os.Stdout,
+		ControllerManager: true, Scheduler: true, Nodes: o.nodes, RealNode: o.realNode, GatewayAPI: true, Log: os.Stdout,
 	})
 	if err != nil {
 		return err
@@ -40,21 +59,64 @@ func run() error {
 
 	fmt.Println("Starting flotilla-manager...")
 	m, err := framework.StartManager(ctx, framework.ManagerConfig{
-		RestConfig: c.Config(), KubeconfigPath: c.KubeconfigPath(), WorkDir: c.Dir(), Binary: *manager,
+		RestConfig: c.Config(), KubeconfigPath: c.KubeconfigPath(), WorkDir: c.Dir(), Binary: o.manager,
 	})
 	if err != nil {
 		return err
 	}
 	defer m.Stop()
 
+	agentExited, err := startRealNode(ctx, c, o.nodeAgent)
+	if err != nil {
+		return err
+	}
 	printWelcome(c, m)
 	select {
 	case <-ctx.Done():
 		fmt.Println("\nStopping the sandbox...")
 	case <-m.Exited():
 		return fmt.Errorf("flotilla-manager exited; its log:\n%s", m.LogTail(40))
+	case <-agentExited:
+		return errors.New("flotilla-nodeagent exited; its log is in " + c.Dir())
 	}
 	return nil
+}
+
+// startRealNode imports the test application's images into the real node and runs the node agent for it;
+// without a real node it does nothing. The returned channel closes if the agent exits.
+func startRealNode(ctx context.Context, c *cluster.Cluster, binary string) (<-chan struct{}, error) {
+	node := c.RealNode()
+	if node == nil {
+		return nil, nil
+	}
+	fmt.Println("Importing flotilla.test/testapp:v1 and :v2 into the real node and starting its node agent...")
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	built, err := images.BuildTestApp(ctx, root, c.Dir(), "v1", "v2")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range built {
+		if err := node.ImportImages(ctx, r.Archive); err != nil {
+			return nil, err
+		}
+	}
+	if binary == "" {
+		binary = filepath.Join(c.Dir(), "flotilla-nodeagent")
+		if err := images.GoBuild(ctx, root, "./nodeagent/cmd/nodeagent", binary, ""); err != nil {
+			return nil, err
+		}
+	}
+	a, err := framework.StartNodeAgent(ctx, framework.NodeAgentConfig{
+		Binary: binary, NodeName: node.Name, CRIEndpoint: node.CRIEndpoint, KubeconfigPath: c.KubeconfigPath(), WorkDir: c.Dir(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	context.AfterFunc(ctx, a.Stop)
+	return a.Exited(), nil
 }
 
 func printWelcome(c *cluster.Cluster, m *framework.Manager) {
@@ -80,7 +142,16 @@ Things to try:
   kubectl apply -f docs/examples/cloneset-rollout.yaml && kubectl get clonesets,pods
   kubectl patch cloneset nginx --type=json -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"nginx:alpine"}]'
   kubectl get pods   # one pod updated in place: same name, RESTARTS 1; approve the Rollout for the next batches (docs/cloneset.md)
-
-Press Ctrl-C to stop everything.
 `, c.KubeconfigPath(), kubectl, m.LogPath, m.MetricsAddr, m.ProbeAddr)
+	if c.RealNode() != nil {
+		fmt.Print(`
+On the real node (a kubelet on containerd; the kwok nodes are simulated):
+  kubectl apply -f docs/examples/realnode/cloneset.yaml && kubectl get pods -l app=demo -o wide
+  kubectl patch cloneset demo --type=json -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"flotilla.test/testapp:v2"}]'
+  kubectl get pods -l app=demo -o wide   # same pods and IPs, RESTARTS 1: the kubelet restarted each container
+  curl http://<pod IP>:8080/             # v2
+  kubectl create -f - <<<'{"apiVersion":"apps.kruise.io/v1alpha1","kind":"ContainerRecreateRequest","metadata":{"name":"restart"},"spec":{"podName":"<pod>","containers":[{"name":"app"}]}}'
+`)
+	}
+	fmt.Print("\nPress Ctrl-C to stop everything.\n")
 }

@@ -128,6 +128,9 @@ func (a *NodeAgent) waitHealthy(ctx context.Context, timeout time.Duration) erro
 	return nil
 }
 
+// Exited is closed when the process has ended.
+func (a *NodeAgent) Exited() <-chan struct{} { return a.exited }
+
 // Stop ends the process group: SIGTERM, then SIGKILL after a grace period. It is safe to call more than once.
 func (a *NodeAgent) Stop() {
 	a.stopOnce.Do(func() {
