@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "cloneset" "nodeagent" "rollout" | toJson -}}
+{{- list "cloneset" "nodeagent" "rollout" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -42,6 +42,8 @@ belongs to the rollout module.
 dcloneset.kb.io: cloneset
 vcloneset.kb.io: cloneset
 mpod.kb.io: cloneset
+mstatefulset.kb.io: statefulset
+vstatefulset.kb.io: statefulset
 mcontainerrecreaterequest.kb.io: nodeagent
 {{- end -}}
 
