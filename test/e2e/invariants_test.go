@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -196,8 +197,11 @@ func managerPodDeletes(ctx context.Context) int {
 // the pods their SuccessfulDelete events name, and how many more the ReplicaSets' folded events counted
 // without naming them.
 type deletions struct {
-	byReplicaSet, byCloneSet, byStatefulSet map[string]bool
-	replicaSetUncounted                     int
+	byReplicaSet, byCloneSet map[string]bool
+	// byStatefulSet names pods, not pod UIDs: a StatefulSet recreates a pod under the same name, and the
+	// events of both deletions are one event counted twice.
+	byStatefulSet       map[string]bool
+	replicaSetUncounted int
 }
 
 func reportedDeletes(ctx context.Context, ns string) deletions {
@@ -213,8 +217,12 @@ func reportedDeletes(ctx context.Context, ns string) deletions {
 		case "CloneSet":
 			out.byCloneSet[strings.TrimPrefix(e.Note, "succeed to delete pod ")] = true
 		case "StatefulSet":
-			pod, _, _ := strings.Cut(strings.TrimPrefix(e.Note, "delete Pod "), " in StatefulSet ")
-			out.byStatefulSet[pod] = true
+			// The native controller title-cases the verb ("Delete Pod"), the Advanced one does not ("delete Pod").
+			var verb, pod, set string
+			_, err := fmt.Sscanf(e.Note, "%s Pod %s in StatefulSet %s successful", &verb, &pod, &set)
+			if err == nil && strings.EqualFold(verb, "delete") {
+				out.byStatefulSet[pod] = true
+			}
 		case "ReplicaSet":
 			// kube-controller-manager's correlator marks its folded events in the note and counts in them.
 			note := strings.TrimPrefix(e.Note, "(combined from similar events): ")
