@@ -138,13 +138,17 @@ func TestScaleMetricsTargets(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var res Result
 			addScaleMetrics(&res, scaleComparison{
-				CloneSet: runFigures{Total: tc.cloneSet}, ReplicaSet: runFigures{Total: 10 * time.Second},
+				CloneSet: runFigures{Total: tc.cloneSet}, ReplicaSet: runFigures{Total: 8 * time.Second},
+				Gated: runFigures{Total: 10 * time.Second}, GatedRuns: 1,
 				CloneSetPhase: phase(tc.cloneSet, 2000, 0, 60<<20, 2), CloneSetRuns: 2, ReplicaSetRuns: 2,
 			})
 			res.finish()
-			m := metricNamed(t, res, "CloneSet 0 -> 1000 Ready")
+			m := metricNamed(t, res, "CloneSet against the gated ReplicaSet")
 			if m.Met == nil || *m.Met != tc.met {
 				t.Errorf("met %v, want %v", m.Met, tc.met)
+			}
+			if m := metricNamed(t, res, "CloneSet 0 -> 1000 Ready"); m.Met != nil || m.Ratio == nil || *m.Ratio < 1.36 {
+				t.Errorf("against the plain ReplicaSet: met %v ratio %v, want a reported ratio above 1.36 and no target", m.Met, m.Ratio)
 			}
 			if got := metricNamed(t, res, "manager writes per pod").Value; got != 1 {
 				t.Errorf("writes per pod %v, want 1 (2000 creates for 2 runs of 1000)", got)

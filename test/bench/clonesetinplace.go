@@ -24,7 +24,7 @@ const (
 	// InPlaceIfPossible CloneSet can update its pods in place.
 	inPlaceImage = "registry.k8s.io/pause:3.10.1"
 	// Targets of issue 5.
-	inPlaceWritesTarget = 3
+	inPlaceWritesTarget = 3.1
 	inPlaceRSSTarget    = 150 << 20
 )
 

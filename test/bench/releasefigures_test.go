@@ -123,7 +123,8 @@ func TestReleaseMetricsTargets(t *testing.T) {
 	}
 	var res Result
 	release := Phase{Usage: map[string]Usage{ManagerName: {PeakRSSBytes: 100 << 20}, ControllerManagerName: {PeakRSSBytes: 300 << 20}}}
-	addReleaseMetrics(&res, fig, []floorRun{{took: 3 * time.Second}, {took: 5 * time.Second}}, release)
+	floors := []floorRun{{took: 3 * time.Second, tail: 100 * time.Millisecond}, {took: 5 * time.Second, tail: 300 * time.Millisecond}}
+	addReleaseMetrics(&res, fig, floors, release)
 	res.finish()
 	met := map[string]bool{}
 	for _, m := range res.Metrics {
@@ -132,15 +133,20 @@ func TestReleaseMetricsTargets(t *testing.T) {
 		}
 	}
 	want := map[string]bool{
-		"release total":              true,  // 4.3 s / mean(3 s, 5 s) = 1.075
-		"step transition p50":        false, // 60 ms
-		"finalising":                 true,  // 300 ms
-		"step 1: manager writes":     true,  // 5 <= 15 + 3
-		"step 2: manager writes":     true,  // 7 <= 15 + 7
-		"manager peak RSS (release)": true,
+		"release total":                     true,  // 4.3 s / mean(3 s, 5 s) = 1.075
+		"step transition p50":               false, // 60 ms
+		"finalising beyond the native tail": true,  // 300 ms - mean(100 ms, 300 ms)
+		"step 1: manager writes":            true,  // 5 <= 15 + 3
+		"step 2: manager writes":            true,  // 7 <= 15 + 7
+		"manager peak RSS (release)":        true,
 	}
 	if diff := cmp.Diff(want, met); diff != "" {
 		t.Errorf("targets met (-want +got):\n%s", diff)
+	}
+	for _, m := range res.Metrics {
+		if m.Name == "finalising beyond the native tail" && m.Value != 0.1 {
+			t.Errorf("finalising beyond the native tail = %v s, want 0.1 s", m.Value)
+		}
 	}
 	if s := res.Latencies["step transition"]; s.N != 1 || s.P50Ms != 60 {
 		t.Errorf("transition summary %+v", s)

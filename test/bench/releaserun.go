@@ -22,7 +22,10 @@ import (
 // floorRun is the plain Deployment's run: kube-controller-manager's own
 // rolling update of the same change.
 type floorRun struct {
-	took  time.Duration
+	took time.Duration
+	// tail runs from the last new pod seen Ready to the Deployment seen rolled out: what kube-controller-manager
+	// itself needs after the pods, the native counterpart of the release's finalising.
+	tail  time.Duration
 	phase Phase
 }
 
@@ -47,28 +50,42 @@ func runFloorChange(ctx context.Context, env *Env, kcm Proc, change []byte) (flo
 	}
 	env.Logf("floor: applying the change to Deployment %s, which no Rollout releases", floorWorkload)
 	var run floorRun
+	var done time.Time
 	run.phase, err = env.Measure(ctx, []Proc{kcm}, func(ctx context.Context) (err error) {
-		run.took, err = timeFloor(ctx, env, complete, change)
+		run.took, done, err = timeFloor(ctx, env, complete, change)
 		return err
 	})
-	return run, errors.Join(err, f.stop(), watched.stop())
+	err = errors.Join(err, f.stop(), watched.stop())
+	if err == nil {
+		run.tail, err = nativeTail(watched.pods.all(), done)
+	}
+	return run, err
+}
+
+// nativeTail is done minus when the last new pod was seen Ready.
+func nativeTail(ready []mark, done time.Time) (time.Duration, error) {
+	last, ok := firstMark(ready, releaseReplicas)
+	if !ok {
+		return 0, fmt.Errorf("the floor's %d new pods were not all seen Ready", releaseReplicas)
+	}
+	return done.Sub(last.At), nil
 }
 
 // timeFloor applies the change and returns how long until the watch
 // showed every pod updated and available.
-func timeFloor(ctx context.Context, env *Env, complete *marks, change []byte) (time.Duration, error) {
+func timeFloor(ctx context.Context, env *Env, complete *marks, change []byte) (time.Duration, time.Time, error) {
 	begin := time.Now()
 	d, err := applyChange(ctx, env, floorWorkload, change)
 	if err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
 	done, err := complete.await(ctx, d.Generation)
 	if err != nil {
-		return 0, fmt.Errorf("waiting for deployment %s to roll out: %w", floorWorkload, err)
+		return 0, time.Time{}, fmt.Errorf("waiting for deployment %s to roll out: %w", floorWorkload, err)
 	}
 	took := done.At.Sub(begin)
 	env.Logf("floor: %d pods replaced in %v", releaseReplicas, took.Round(time.Millisecond))
-	return took, nil
+	return took, done.At, nil
 }
 
 // completedGenerations marks each generation of a Deployment that

@@ -39,6 +39,7 @@ import (
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
+	"github.com/flotilla-dev/flotilla/workloads/podcache"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	"github.com/flotilla-dev/flotilla/workloads/unreconciled"
 )
@@ -133,12 +134,15 @@ func newManager(opts options) (ctrl.Manager, error) {
 // cacheOptions narrows what the manager caches: ConfigMaps only from the namespace of the configuration
 // ConfigMap (traffic scripts); caching every ConfigMap of a cluster would cost far more.
 // No cached object keeps its managedFields, which nothing here reads and which take a large share of every
-// pod's size; an update sent from a cached object leaves them out, and the API server keeps them.
+// pod's size; an update sent from a cached object leaves them out, and the API server keeps them. Pods of
+// native workloads are cached slim (podcache).
 func cacheOptions(opts options) cache.Options {
+	strip := cache.TransformStripManagedFields()
 	return cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: strip,
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{opts.configurationNamespace(): {}}},
+			&corev1.Pod{}:       {Transform: podcache.Transform(strip)},
 		},
 	}
 }

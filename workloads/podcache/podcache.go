@@ -1,0 +1,68 @@
+// Package podcache keeps a manager's pod cache small. Most pods of a cluster belong to native workloads, whose
+// pods the manager's controllers read only by their metadata, node, IP and conditions (the Rollout engine
+// counting ready pods of a batch, the native DaemonSet release replacing pods node by node); holding their
+// containers, volumes and container statuses cost most of an idle manager's memory. Pods the Kruise workload
+// modules manage, or a SidecarSet injected, keep everything: their controllers compare and update specs.
+package podcache
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+)
+
+// slimOwners are the controllers whose pods are cached slim, by API group and kind.
+var slimOwners = map[schema.GroupKind]bool{
+	{Group: "apps", Kind: "ReplicaSet"}:  true,
+	{Group: "apps", Kind: "StatefulSet"}: true,
+	{Group: "apps", Kind: "DaemonSet"}:   true,
+	{Group: "batch", Kind: "Job"}:        true,
+}
+
+// Transform returns a cache transform for pods that applies next (nil: none) and then slims the pods of
+// native workloads. Reads of a slim pod see empty containers: only patches computed from it are safe to send,
+// never an update.
+func Transform(next toolscache.TransformFunc) toolscache.TransformFunc {
+	return func(obj any) (any, error) {
+		if next != nil {
+			var err error
+			if obj, err = next(obj); err != nil {
+				return obj, err
+			}
+		}
+		if pod, ok := obj.(*corev1.Pod); ok && Slimmed(pod) {
+			return slim(pod), nil
+		}
+		return obj, nil
+	}
+}
+
+// Slimmed tells whether the cache holds pod slim.
+func Slimmed(pod *corev1.Pod) bool {
+	if _, injected := pod.Annotations[kruiseappsv1alpha1.SidecarSetHashAnnotation]; injected {
+		return false
+	}
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if ref == nil {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && slimOwners[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
+}
+
+// slim is pod with what the manager reads of a native workload's pod: metadata, node, readiness gates,
+// phase, conditions and IPs.
+func slim(pod *corev1.Pod) *corev1.Pod {
+	return &corev1.Pod{
+		TypeMeta:   pod.TypeMeta,
+		ObjectMeta: pod.ObjectMeta,
+		Spec:       corev1.PodSpec{NodeName: pod.Spec.NodeName, ReadinessGates: pod.Spec.ReadinessGates},
+		Status: corev1.PodStatus{
+			Phase: pod.Status.Phase, Conditions: pod.Status.Conditions,
+			PodIP: pod.Status.PodIP, PodIPs: pod.Status.PodIPs, HostIP: pod.Status.HostIP, StartTime: pod.Status.StartTime,
+		},
+	}
+}

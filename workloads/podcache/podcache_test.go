@@ -1,0 +1,95 @@
+package podcache
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+)
+
+func ownedPod(apiVersion, kind string, controller bool) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "p", Namespace: "ns", Labels: map[string]string{"app": "a"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "o", Controller: &controller}},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kubelet"}},
+		},
+		Spec: corev1.PodSpec{
+			NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "app:v1"}},
+			ReadinessGates: []corev1.PodReadinessGate{{ConditionType: "InPlaceUpdateReady"}},
+		},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodRunning, PodIP: "10.0.0.1",
+			Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Ready: true}},
+		},
+	}
+}
+
+func TestSlimmed(t *testing.T) {
+	injected := ownedPod("apps/v1", "ReplicaSet", true)
+	injected.Annotations = map[string]string{kruiseappsv1alpha1.SidecarSetHashAnnotation: "{}"}
+	orphan := ownedPod("apps/v1", "ReplicaSet", true)
+	orphan.OwnerReferences = nil
+	for name, tc := range map[string]struct {
+		pod  *corev1.Pod
+		slim bool
+	}{
+		"ReplicaSet's":                {ownedPod("apps/v1", "ReplicaSet", true), true},
+		"StatefulSet's":               {ownedPod("apps/v1", "StatefulSet", true), true},
+		"DaemonSet's":                 {ownedPod("apps/v1", "DaemonSet", true), true},
+		"Job's":                       {ownedPod("batch/v1", "Job", true), true},
+		"CloneSet's":                  {ownedPod("apps.kruise.io/v1alpha1", "CloneSet", true), false},
+		"Advanced StatefulSet's":      {ownedPod("apps.kruise.io/v1beta1", "StatefulSet", true), false},
+		"Advanced DaemonSet's":        {ownedPod("apps.kruise.io/v1alpha1", "DaemonSet", true), false},
+		"owned but not controlled":    {ownedPod("apps/v1", "ReplicaSet", false), false},
+		"orphan (may be adopted)":     {orphan, false},
+		"injected by a SidecarSet":    {injected, false},
+		"malformed owner API version": {ownedPod("apps/v1/x", "ReplicaSet", true), false},
+	} {
+		if got := Slimmed(tc.pod); got != tc.slim {
+			t.Errorf("%s: Slimmed = %v, want %v", name, got, tc.slim)
+		}
+	}
+}
+
+func TestTransformKeepsWhatTheManagerReads(t *testing.T) {
+	strip := func(obj any) (any, error) {
+		obj.(*corev1.Pod).ManagedFields = nil
+		return obj, nil
+	}
+	in := ownedPod("apps/v1", "ReplicaSet", true)
+	out, err := Transform(strip)(in.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*corev1.Pod)
+	want := in.DeepCopy()
+	want.ManagedFields = nil
+	want.Spec = corev1.PodSpec{NodeName: "n1", ReadinessGates: in.Spec.ReadinessGates}
+	want.Status.ContainerStatuses = nil
+	if !equalPods(got, want) {
+		t.Errorf("slim pod = %+v, want %+v", got, want)
+	}
+	full := ownedPod("apps.kruise.io/v1alpha1", "CloneSet", true)
+	out, _ = Transform(strip)(full.DeepCopy())
+	full.ManagedFields = nil
+	if !equalPods(out.(*corev1.Pod), full) {
+		t.Errorf("a CloneSet's pod changed beyond its managedFields: %+v", out)
+	}
+}
+
+func TestTransformPassesOtherObjects(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
+	out, err := Transform(nil)(node)
+	if err != nil || out != node {
+		t.Errorf("Transform(node) = %v, %v; want the node unchanged", out, err)
+	}
+}
+
+func equalPods(a, b *corev1.Pod) bool {
+	return apiequality.Semantic.DeepEqual(a, b)
+}
