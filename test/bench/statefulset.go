@@ -31,6 +31,9 @@ const (
 	statefulSetNodes        = 6
 	kindAdvancedStatefulSet = "AdvancedStatefulSet"
 	kindStatefulSet         = "StatefulSet"
+	// kindGatedStatefulSet is a native StatefulSet whose pods carry two readiness gates the harness sets True,
+	// as an Advanced StatefulSet's pods carry InPlaceUpdateReady and KruisePodReady (see kindGatedReplicaSet).
+	kindGatedStatefulSet = "GatedStatefulSet"
 )
 
 var advancedStatefulSetsResource = kruiseappsv1beta1.GroupVersion.WithResource("statefulsets")
@@ -203,6 +206,27 @@ func nativeStatefulSetTarget(kube kubernetes.Interface, namespace, name string) 
 			return sets.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 		},
 	}
+}
+
+// gatedStatefulSetTarget is nativeStatefulSetTarget with the harness's readiness gates on the pods, set True
+// by the harness as it sees each pod.
+func gatedStatefulSetTarget(kube kubernetes.Interface, namespace, name string) scaleTarget {
+	t := nativeStatefulSetTarget(kube, namespace, name)
+	t.kind = kindGatedStatefulSet
+	t.create = func(ctx context.Context) error {
+		s := benchStatefulSet(namespace, name)
+		for _, g := range benchGates {
+			s.Spec.Template.Spec.ReadinessGates = append(s.Spec.Template.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: g})
+		}
+		if _, err := kube.AppsV1().StatefulSets(namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating StatefulSet %s: %w", name, err)
+		}
+		return nil
+	}
+	t.helper = func(ctx context.Context) (func() (int64, error), error) {
+		return settleGates(ctx, kube, namespace, name)
+	}
+	return t
 }
 
 // benchStatefulSet is an apps/v1 StatefulSet of the harness's pod with the Parallel policy and no replicas.

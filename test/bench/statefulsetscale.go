@@ -17,9 +17,10 @@ const (
 	statefulSetScaleRatioTarget = 1.2
 )
 
-// statefulSetScaleOrder runs the kinds as A B B A, each on a fresh set deleted before the next: whatever the
-// cluster warms up or slows down along the way falls on both kinds alike, to first order.
-var statefulSetScaleOrder = []string{kindStatefulSet, kindAdvancedStatefulSet, kindAdvancedStatefulSet, kindStatefulSet}
+// statefulSetScaleOrder runs the kinds symmetrically, each on a fresh set deleted before the next: whatever
+// the cluster warms up or slows down along the way falls on the compared kinds alike, to first order. The gated
+// StatefulSet in the middle is a second baseline: what the pods' readiness gates cost with no controller's.
+var statefulSetScaleOrder = []string{kindStatefulSet, kindAdvancedStatefulSet, kindGatedStatefulSet, kindAdvancedStatefulSet, kindStatefulSet}
 
 // statefulSetScale scales a Parallel Advanced StatefulSet from 0 to 500 replicas, against a native
 // StatefulSet with the Parallel policy doing the same in the same cluster.
@@ -37,7 +38,7 @@ func statefulSetScale() Scenario {
 }
 
 func runStatefulSetScale(ctx context.Context, env *Env, res *Result) error {
-	res.Cluster.Objects = map[string]int{"advanced statefulsets": 2, "statefulsets": 3, "pods": (len(statefulSetScaleOrder) + 1) * statefulSetReplicas}
+	res.Cluster.Objects = map[string]int{"advanced statefulsets": 2, "statefulsets": 4, "pods": (len(statefulSetScaleOrder) + 1) * statefulSetReplicas}
 	dyn, kcm, err := startCloneSetScenario(ctx, env, statefulSetScaleNamespace)
 	if err != nil {
 		return err
@@ -64,10 +65,7 @@ func runStatefulSetScales(ctx context.Context, env *Env, dyn dynamic.Interface, 
 	runs := make([]scaleRun, 0, len(statefulSetScaleOrder))
 	for i, kind := range statefulSetScaleOrder {
 		name := fmt.Sprintf("%s-%d", strings.ToLower(kind), i+1)
-		t := nativeStatefulSetTarget(env.Kube, statefulSetScaleNamespace, name)
-		if kind == kindAdvancedStatefulSet {
-			t = advancedStatefulSetTarget(dyn, statefulSetScaleNamespace, name)
-		}
+		t := statefulSetScaleTarget(env, dyn, kind, name)
 		run, err := scaleOnce(ctx, env, t, kcm)
 		if err != nil {
 			return nil, fmt.Errorf("run %d (%s): %w", i+1, kind, err)
@@ -77,10 +75,22 @@ func runStatefulSetScales(ctx context.Context, env *Env, dyn dynamic.Interface, 
 	return runs, nil
 }
 
+func statefulSetScaleTarget(env *Env, dyn dynamic.Interface, kind, name string) scaleTarget {
+	switch kind {
+	case kindAdvancedStatefulSet:
+		return advancedStatefulSetTarget(dyn, statefulSetScaleNamespace, name)
+	case kindGatedStatefulSet:
+		return gatedStatefulSetTarget(env.Kube, statefulSetScaleNamespace, name)
+	default:
+		return nativeStatefulSetTarget(env.Kube, statefulSetScaleNamespace, name)
+	}
+}
+
 // statefulSetScaleComparison is the Advanced StatefulSet's runs against the native ones: mean figures and
 // summed phases of each kind.
 type statefulSetScaleComparison struct {
-	advanced, native           runFigures
+	advanced, native, gated    runFigures
+	gatedRuns                  int
 	advancedPhase, nativePhase Phase
 	advancedRuns, nativeRuns   int
 	counters                   []float64
@@ -98,8 +108,13 @@ func compareStatefulSetScale(runs []scaleRun) (statefulSetScaleComparison, error
 	if len(a) == 0 || len(n) == 0 {
 		return statefulSetScaleComparison{}, fmt.Errorf("%d Advanced StatefulSet and %d StatefulSet runs: need both", len(a), len(n))
 	}
+	g := byKind[kindGatedStatefulSet]
+	var gated runFigures
+	if len(g) > 0 {
+		gated = meanFigures(figuresOf(g))
+	}
 	return statefulSetScaleComparison{
-		advanced: meanFigures(figuresOf(a)), native: meanFigures(figuresOf(n)),
+		advanced: meanFigures(figuresOf(a)), native: meanFigures(figuresOf(n)), gated: gated, gatedRuns: len(g),
 		advancedPhase: sumPhases(phasesOf(a)), nativePhase: sumPhases(phasesOf(n)),
 		advancedRuns: len(a), nativeRuns: len(n), counters: countersOf(a), order: strings.Join(order, ", "),
 	}, nil
@@ -120,6 +135,16 @@ func addStatefulSetScaleMetrics(res *Result, c statefulSetScaleComparison) {
 		Metric{Name: "status lag", Unit: UnitSeconds, Value: a.StatusLag.Seconds(), Note: "last pod seen Ready -> the status showing it"}.
 			Compared("StatefulSet", n.StatusLag.Seconds()),
 	)
+	if c.gatedRuns > 0 {
+		res.Add(
+			Metric{Name: fmt.Sprintf("gated StatefulSet 0 -> %d Ready", statefulSetReplicas), Unit: UnitSeconds, Value: c.gated.Total.Seconds(),
+				Note: "a StatefulSet whose pods carry two readiness gates, set True by the harness in one status write per pod: the gates' cost alone"}.
+				Compared("StatefulSet", n.Total.Seconds()),
+			Metric{Name: "Advanced StatefulSet against the gated StatefulSet", Unit: UnitSeconds, Value: a.Total.Seconds(),
+				Note: "the Advanced StatefulSet's time over what its pods' readiness gates cost with no controller at all"}.
+				Compared("gated StatefulSet", c.gated.Total.Seconds()),
+		)
+	}
 	pods := c.advancedRuns * statefulSetReplicas
 	m, k := c.advancedPhase.Usage[ManagerName], c.nativePhase.Usage[ControllerManagerName]
 	res.Add(
