@@ -26,6 +26,18 @@ const (
 	// RecreatePodWhenChangeVCTInCloneSetGate recreates CloneSet pods, with new claims, instead of updating
 	// them in place when the volumeClaimTemplates changed together with the template (upstream's gate, off).
 	RecreatePodWhenChangeVCTInCloneSetGate featuregate.Feature = "RecreatePodWhenChangeVCTInCloneSetGate"
+	// StatefulSetAutoDeletePVC applies an Advanced StatefulSet's persistentVolumeClaimRetentionPolicy
+	// (upstream's gate, on by default as upstream).
+	StatefulSetAutoDeletePVC featuregate.Feature = "StatefulSetAutoDeletePVC"
+	// StatefulSetStartOrdinal numbers an Advanced StatefulSet's pods from spec.ordinals.start (upstream's gate,
+	// off by default as upstream).
+	StatefulSetStartOrdinal featuregate.Feature = "StatefulSetStartOrdinal"
+	// StatefulSetAutoResizePVCGate lets an Advanced StatefulSet's claims follow larger volumeClaimTemplates
+	// with volumeClaimUpdateStrategy OnPodRollingUpdate (upstream's gate, off by default as upstream).
+	StatefulSetAutoResizePVCGate featuregate.Feature = "StatefulSetAutoResizePVCGate"
+	// PodIndexLabel labels an Advanced StatefulSet's pods with their ordinal, apps.kubernetes.io/pod-index
+	// (upstream's gate, on by default as upstream).
+	PodIndexLabel featuregate.Feature = "PodIndexLabel"
 )
 
 // Defaults are the manager's gates with their defaults, upstream's names and maturity.
@@ -36,6 +48,10 @@ var Defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	KeepWorkloadPausedOnRolloutDeletion:    {Default: false, PreRelease: featuregate.Alpha},
 	PreDownloadImageForInPlaceUpdate:       {Default: false, PreRelease: featuregate.Alpha},
 	RecreatePodWhenChangeVCTInCloneSetGate: {Default: false, PreRelease: featuregate.Alpha},
+	StatefulSetAutoDeletePVC:               {Default: true, PreRelease: featuregate.Beta},
+	StatefulSetStartOrdinal:                {Default: false, PreRelease: featuregate.Alpha},
+	StatefulSetAutoResizePVCGate:           {Default: false, PreRelease: featuregate.Alpha},
+	PodIndexLabel:                          {Default: true, PreRelease: featuregate.Beta},
 }
 
 // NewGate returns a mutable gate set holding Defaults.

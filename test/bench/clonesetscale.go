@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -110,12 +111,17 @@ func scaleOnce(ctx context.Context, env *Env, t scaleTarget, kcm Proc) (scaleRun
 	if err != nil {
 		return run, err
 	}
-	return run, removeWorkload(ctx, env, scaleNamespace, t.name, t.remove)
+	return run, removeWorkload(ctx, env, t.ns(), t.name, t.remove)
 }
 
-// scaleTarget is one workload to scale, a CloneSet or a ReplicaSet.
+// scaleTarget is one workload to scale: a CloneSet, a ReplicaSet, an Advanced or a native StatefulSet.
 type scaleTarget struct {
 	kind, name string
+	// namespace and replicas default to cloneset-scale's; counters, the manager's counters the run reports,
+	// to cloneSetCounters.
+	namespace string
+	replicas  int32
+	counters  []counterSpec
 	// create makes the workload with 0 replicas; observed waits until its
 	// controller has reported that generation.
 	create, observed func(context.Context) error
@@ -129,6 +135,10 @@ type scaleTarget struct {
 	// made.
 	helper func(context.Context) (stop func() (int64, error), err error)
 }
+
+func (t scaleTarget) ns() string { return cmp.Or(t.namespace, scaleNamespace) }
+
+func (t scaleTarget) size() int32 { return cmp.Or(t.replicas, clonesetReplicas) }
 
 func newScaleTarget(env *Env, dyn dynamic.Interface, kind, name string) scaleTarget {
 	switch kind {
@@ -234,7 +244,7 @@ func replicaSetNamedWatch(kube kubernetes.Interface, name string) cache.WatchFun
 }
 
 // runScale creates the workload with 0 replicas, then times scaling it to
-// clonesetReplicas until its status shows them all Ready and available.
+// its size until its status shows them all Ready and available.
 func runScale(ctx context.Context, env *Env, t scaleTarget, kcm Proc) (scaleRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, clonesetRunTimeout)
 	defer cancel()
@@ -252,16 +262,16 @@ func runScale(ctx context.Context, env *Env, t scaleTarget, kcm Proc) (scaleRun,
 		}
 		stopHelper = stop
 	}
-	env.Logf("%s %s: scaling 0 -> %d", t.kind, t.name, clonesetReplicas)
+	env.Logf("%s %s: scaling 0 -> %d", t.kind, t.name, t.size())
 	run, phase, err := timeWorkloadChange(ctx, env, kcm, timedChange{
-		namespace: scaleNamespace, name: t.name, pods: newPodProgress(anyPod, isPodReady), status: t.follow,
-		settle: clonesetSettle, change: func(ctx context.Context) (int64, error) { return t.scale(ctx, clonesetReplicas) },
+		namespace: t.ns(), name: t.name, pods: newPodProgress(anyPod, isPodReady), status: t.follow, counters: t.counters,
+		settle: clonesetSettle, change: func(ctx context.Context) (int64, error) { return t.scale(ctx, t.size()) },
 	})
 	helperWrites, herr := stopHelper()
 	if err = errors.Join(err, herr); err != nil {
 		return scaleRun{}, err
 	}
-	fig, err := analyseRun(run, clonesetReplicas)
+	fig, err := analyseRun(run, int64(t.size()))
 	if err != nil {
 		return scaleRun{}, fmt.Errorf("%s %s: %w", t.kind, t.name, err)
 	}
@@ -285,6 +295,8 @@ type timedChange struct {
 	settle time.Duration
 	// change sends the change and returns the generation it made.
 	change func(context.Context) (int64, error)
+	// counters are the manager's counters whose rises the run records; nil: cloneSetCounters.
+	counters []counterSpec
 }
 
 // timeWorkloadChange follows the workload and its pods, and measures the
@@ -302,7 +314,7 @@ func timeWorkloadChange(ctx context.Context, env *Env, kcm Proc, c timedChange) 
 	}
 	var run workloadRun
 	phase, err := env.Measure(ctx, []Proc{kcm}, func(ctx context.Context) error {
-		return timeChange(ctx, env, &run, done, func() (int64, error) { return c.change(ctx) })
+		return timeChange(ctx, env, &run, done, c.counters, func() (int64, error) { return c.change(ctx) })
 	})
 	if err = errors.Join(err, stop()); err != nil {
 		return run, phase, err
@@ -312,8 +324,8 @@ func timeWorkloadChange(ctx context.Context, env *Env, kcm Proc, c timedChange) 
 }
 
 // timeChange sends the change and waits for the status event of the
-// generation it made, reading the manager's counters at both ends.
-func timeChange(ctx context.Context, env *Env, run *workloadRun, done *marks, change func() (int64, error)) error {
+// generation it made, reading the manager's counters (nil: cloneSetCounters) at both ends.
+func timeChange(ctx context.Context, env *Env, run *workloadRun, done *marks, counters []counterSpec, change func() (int64, error)) error {
 	before, err := env.ManagerSamples(ctx)
 	if err != nil {
 		return err
@@ -332,7 +344,10 @@ func timeChange(ctx context.Context, env *Env, run *workloadRun, done *marks, ch
 	if err != nil {
 		return err
 	}
-	run.Counters = counterRises(cloneSetCounters, before, after)
+	if counters == nil {
+		counters = cloneSetCounters
+	}
+	run.Counters = counterRises(counters, before, after)
 	return nil
 }
 

@@ -41,14 +41,16 @@ func gatedReplicaSetTarget(kube kubernetes.Interface, name string) scaleTarget {
 		}
 		return nil
 	}
-	t.helper = func(ctx context.Context) (func() (int64, error), error) { return settleGates(ctx, kube, name) }
+	t.helper = func(ctx context.Context) (func() (int64, error), error) {
+		return settleGates(ctx, kube, scaleNamespace, name)
+	}
 	return t
 }
 
-// settleGates sets the gates of every new pod of the ReplicaSet name True until the returned stop, which
-// reports how many writes that took.
-func settleGates(ctx context.Context, kube kubernetes.Interface, name string) (func() (int64, error), error) {
-	pods := kube.CoreV1().Pods(scaleNamespace)
+// settleGates sets the gates of every new pod of the workload name in namespace True until the returned stop,
+// which reports how many writes that took.
+func settleGates(ctx context.Context, kube kubernetes.Interface, namespace, name string) (func() (int64, error), error) {
+	pods := kube.CoreV1().Pods(namespace)
 	selector := "app=" + name
 	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
@@ -56,7 +58,7 @@ func settleGates(ctx context.Context, kube kubernetes.Interface, name string) (f
 	}
 	s := &gateSettler{pods: pods.Patch, patch: gatesPatch(benchGates), sent: map[types.UID]bool{}, slots: make(chan struct{}, settleSlots)}
 	ctx, cancel := context.WithCancel(ctx)
-	f, err := follow(ctx, list.ResourceVersion, podWatchIn(kube, scaleNamespace, selector), func(_ time.Time, obj runtime.Object) {
+	f, err := follow(ctx, list.ResourceVersion, podWatchIn(kube, namespace, selector), func(_ time.Time, obj runtime.Object) {
 		s.observe(ctx, obj)
 	})
 	if err != nil {

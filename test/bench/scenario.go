@@ -35,6 +35,8 @@ func Scenarios() []Scenario {
 		canaryTrafficStep(),
 		cloneSetScale(),
 		cloneSetInPlace(),
+		statefulSetScale(),
+		statefulSetInPlace(),
 		luaEval(),
 		microBenchmarks(),
 	}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,13 +16,15 @@ import (
 )
 
 // podWatch samples a workload's pods until stopped and keeps what the invariants need: the most pods at
-// once, the fewest serving (Ready and not being deleted), and every pod it ever saw.
+// once, the fewest serving (Ready and not being deleted), every pod it ever saw, and for a StatefulSet
+// (set names it) every sample in which two pods held one ordinal.
 type podWatch struct {
 	mu sync.Mutex
-	// maxPods is the most pods not being deleted seen at once, maxAll the most with those being deleted.
-	maxPods, maxAll int
-	minReady        int
-	seen            map[types.UID]string
+	// maxPods is the most pods not being deleted seen at once, maxAll the most with those being deleted,
+	// maxNotReady the most of them not Ready.
+	maxPods, maxAll, maxNotReady int
+	minReady                     int
+	seen                         map[types.UID]string
 	// versions holds the VERSION each seen pod ran.
 	versions map[types.UID]string
 	last     map[types.UID]bool
@@ -29,6 +32,10 @@ type podWatch struct {
 	done     chan struct{}
 	// podDeletes is the manager's count of pod deletions sent when the watch started.
 	podDeletes int
+	// set is the StatefulSet whose ordinals the pods' names carry ("" for other workloads); sharedOrdinals
+	// lists the samples in which two pods, being deleted or not, held one ordinal.
+	set            string
+	sharedOrdinals []string
 }
 
 // watchPods watches the seed CloneSet's pods, watchAppPods the pods of a story's app.
@@ -41,8 +48,18 @@ func watchAppPods(ctx context.Context, ns string) *podWatch {
 }
 
 func watchSelected(ctx context.Context, ns, selector string) *podWatch {
+	return watchWorkload(ctx, ns, selector, "")
+}
+
+// watchSetPods watches the pods of an Advanced StatefulSet named set, whose ordinals it checks too.
+func watchSetPods(ctx context.Context, ns, set string) *podWatch {
+	return watchWorkload(ctx, ns, "app="+set, set)
+}
+
+func watchWorkload(ctx context.Context, ns, selector, set string) *podWatch {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &podWatch{minReady: -1, seen: map[types.UID]string{}, versions: map[types.UID]string{}, stop: cancel, done: make(chan struct{}), podDeletes: managerPodDeletes(ctx)}
+	w := &podWatch{minReady: -1, seen: map[types.UID]string{}, versions: map[types.UID]string{}, stop: cancel, done: make(chan struct{}),
+		podDeletes: managerPodDeletes(ctx), set: set}
 	go func() {
 		defer GinkgoRecover()
 		defer close(w.done)
@@ -73,10 +90,38 @@ func (w *podWatch) sample(pods []corev1.Pod) {
 		w.versions[pods[i].UID] = versionOf(pods[i].Spec.Containers[0])
 		w.last[pods[i].UID] = true
 	}
-	w.maxPods, w.maxAll = max(w.maxPods, active), max(w.maxAll, len(pods))
+	w.maxPods, w.maxAll, w.maxNotReady = max(w.maxPods, active), max(w.maxAll, len(pods)), max(w.maxNotReady, active-ready)
 	if w.minReady < 0 || ready < w.minReady {
 		w.minReady = ready
 	}
+	if w.set != "" && !distinctOrdinals(w.set, pods) {
+		w.sharedOrdinals = append(w.sharedOrdinals, podNamesOf(pods))
+	}
+}
+
+// distinctOrdinals reports whether no two pods hold one ordinal of set (read as a number, so "web-01" and
+// "web-1" would share one).
+func distinctOrdinals(set string, pods []corev1.Pod) bool {
+	seen := map[int]bool{}
+	for _, p := range pods {
+		n, err := strconv.Atoi(strings.TrimPrefix(p.Name, set+"-"))
+		if err != nil {
+			continue
+		}
+		if seen[n] {
+			return false
+		}
+		seen[n] = true
+	}
+	return true
+}
+
+func podNamesOf(pods []corev1.Pod) string {
+	names := make([]string, 0, len(pods))
+	for _, p := range pods {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ",")
 }
 
 // expect stops the watch and checks the invariants of a workload's update: never more than maxPods pods not
@@ -91,6 +136,7 @@ func (w *podWatch) expect(ctx context.Context, ns string, maxPods, minReady int,
 	// replicas leave out its terminating pods.
 	Expect(w.maxPods).To(BeNumerically("<=", maxPods), "pods not being deleted at once (%d with those being deleted)", w.maxAll)
 	Expect(w.minReady).To(BeNumerically(">=", minReady), "serving pods at once")
+	Expect(w.sharedOrdinals).To(BeEmpty(), "pods sharing an ordinal")
 	deleted := reportedDeletes(ctx, ns)
 	var unnamed []string
 	for uid, name := range w.seen {
@@ -105,8 +151,16 @@ func (w *podWatch) expect(ctx context.Context, ns string, maxPods, minReady int,
 	// Past ten deletions in ten minutes, similar events fold and name only their first pod. The ReplicaSets'
 	// folded events count every deletion; the CloneSets' series count is written only now and then, so the
 	// manager's own count of pod deletions during the watch stands in for it (less those its events named).
-	budget := deleted.replicaSetUncounted + max(managerPodDeletes(ctx)-w.podDeletes-w.namedGone(deleted.byCloneSet), 0)
+	named := w.namedGone(deleted.byCloneSet) + w.namedGone(deleted.byStatefulSet)
+	budget := deleted.replicaSetUncounted + max(managerPodDeletes(ctx)-w.podDeletes-named, 0)
 	Expect(len(unnamed)).To(BeNumerically("<=", budget), "pods disappeared without being deleted: %v", unnamed)
+}
+
+// notReady is the most pods, not being deleted, that were not Ready at once.
+func (w *podWatch) notReady() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.maxNotReady
 }
 
 // created counts the pods of a version the watch has seen so far, gone or not.
@@ -139,9 +193,9 @@ func managerPodDeletes(ctx context.Context) int {
 	return managerCounter(ctx, "flotilla_client_requests_total{", `resource="pods",verb="delete"`)
 }
 
-// deletions are the pod deletions the namespace's ReplicaSets and CloneSets reported: the pods their
-// SuccessfulDelete events name, and how many more the ReplicaSets' folded events
-// counted without naming them.
+// deletions are the pod deletions the namespace's ReplicaSets, CloneSets and Advanced StatefulSets reported:
+// the pods their SuccessfulDelete events name, and how many more the ReplicaSets' folded events counted
+// without naming them.
 type deletions struct {
 	byReplicaSet, byCloneSet map[string]bool
 	// byStatefulSet names pods, not pod UIDs: a StatefulSet recreates a pod under the same name, and the
@@ -163,8 +217,10 @@ func reportedDeletes(ctx context.Context, ns string) deletions {
 		case "CloneSet":
 			out.byCloneSet[strings.TrimPrefix(e.Note, "succeed to delete pod ")] = true
 		case "StatefulSet":
-			var pod, set string
-			if _, err := fmt.Sscanf(e.Note, "Delete Pod %s in StatefulSet %s successful", &pod, &set); err == nil {
+			// The native controller title-cases the verb ("Delete Pod"), the Advanced one does not ("delete Pod").
+			var verb, pod, set string
+			_, err := fmt.Sscanf(e.Note, "%s Pod %s in StatefulSet %s successful", &verb, &pod, &set)
+			if err == nil && strings.EqualFold(verb, "delete") {
 				out.byStatefulSet[pod] = true
 			}
 		case "ReplicaSet":

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // kruise runs the kubectl-kruise binary built from this repository against the suite's cluster and returns its
@@ -54,6 +55,54 @@ var _ = Describe("kubectl-kruise against the manager", Ordered, func() {
 		out, code = kruise(ctx, bin, s.ns, "rollout", "approve", "rollout/app")
 		Expect(code).To(Equal(1), "nothing to approve:\n%s", out)
 		Expect(out).To(ContainSubstring("StepPaused"))
+	})
+
+	It("drives an Advanced StatefulSet: set image, rollout status, history, undo, restart and scale", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "plugin-asts-")
+		name := applySeedSet(ctx, "015-statefulset-nginx-a.yaml", ns, func(obj *unstructured.Unstructured) {
+			withImage("nginx:latest")(obj)
+			setField(int64(3), "spec", "replicas")(obj)
+			setField(int64(0), "spec", "updateStrategy", "rollingUpdate", "partition")(obj)
+			setField(int64(0), "spec", "updateStrategy", "rollingUpdate", "inPlaceUpdateStrategy", "gracePeriodSeconds")(obj)
+		})
+		waitSet(ctx, ns, name, 3, 3)
+		images := func() []string {
+			var out []string
+			for _, p := range setPods(ctx, ns, name) {
+				out = append(out, p.Spec.Containers[0].Image)
+			}
+			return out
+		}
+
+		out, code := kruise(ctx, bin, ns, "set", "image", "asts/"+name, "nginx=nginx:alpine")
+		Expect(code).To(Equal(0), "%s", out)
+		out, code = kruise(ctx, bin, ns, "rollout", "status", "asts/"+name, "--timeout", "2m")
+		Expect(code).To(Equal(0), "%s", out)
+		waitSet(ctx, ns, name, 3, 3)
+		Expect(images()).To(Equal([]string{"nginx:alpine", "nginx:alpine", "nginx:alpine"}))
+
+		out, code = kruise(ctx, bin, ns, "rollout", "history", "asts/"+name)
+		Expect(code).To(Equal(0), "%s", out)
+		Expect(out).To(And(ContainSubstring("1"), ContainSubstring("2")))
+		out, code = kruise(ctx, bin, ns, "rollout", "undo", "asts/"+name)
+		Expect(code).To(Equal(0), "%s", out)
+		Eventually(images).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(Equal([]string{"nginx:latest", "nginx:latest", "nginx:latest"}))
+
+		out, code = kruise(ctx, bin, ns, "rollout", "restart", "asts/"+name)
+		Expect(code).To(Equal(0), "%s", out)
+		Eventually(func() int {
+			n := 0
+			for _, p := range setPods(ctx, ns, name) {
+				if p.Annotations["kubectl.kruise.io/restartedAt"] != "" {
+					n++
+				}
+			}
+			return n
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(Equal(3), "every pod carries the restart annotation")
+
+		out, code = kruise(ctx, bin, ns, "scale", "--replicas=5", "asts/"+name)
+		Expect(code).To(Equal(0), "%s", out)
+		waitSet(ctx, ns, name, 5, 5)
 	})
 
 	It("migrates a Deployment's pods to a CloneSet, one surge at a time, without a pod lost", func(ctx SpecContext) {

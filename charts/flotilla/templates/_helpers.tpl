@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "cloneset" "nodeagent" "rollout" | toJson -}}
+{{- list "cloneset" "nodeagent" "rollout" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -42,6 +42,8 @@ belongs to the rollout module.
 dcloneset.kb.io: cloneset
 vcloneset.kb.io: cloneset
 mpod.kb.io: cloneset
+mstatefulset.kb.io: statefulset
+vstatefulset.kb.io: statefulset
 mcontainerrecreaterequest.kb.io: nodeagent
 {{- end -}}
 
@@ -71,7 +73,7 @@ mcontainerrecreaterequest.kb.io: nodeagent
 
 {{/* Feature gates of the manager (rollout/feature). */}}
 {{- define "flotilla.knownFeatureGates" -}}
-{{- list "AdvancedDeployment" "AppendPodSelector" "KeepWorkloadPausedOnRolloutDeletion" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "RolloutHistory" | toJson -}}
+{{- list "AdvancedDeployment" "AppendPodSelector" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "RolloutHistory" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
 {{- end -}}
 
 {{/* --feature-gates value: Name=bool pairs sorted by name. */}}

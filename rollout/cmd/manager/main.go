@@ -40,6 +40,7 @@ import (
 	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/podcache"
+	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	"github.com/flotilla-dev/flotilla/workloads/unreconciled"
 )
 
@@ -47,6 +48,7 @@ import (
 var modules = []module.Module{
 	{Name: "rollout", Kinds: rollout.Kinds, Reconciles: rollout.Reconciles, ConversionCRDs: rollout.ConversionCRDs, Setup: rollout.SetupWithManager},
 	{Name: "cloneset", Kinds: cloneset.Kinds, Reconciles: cloneset.Reconciles, Setup: cloneset.SetupWithManager},
+	{Name: "statefulset", Kinds: statefulset.Kinds, Reconciles: statefulset.Reconciles, Setup: statefulset.SetupWithManager},
 	{Name: "nodeagent", Kinds: nodeagent.Kinds, Reconciles: nodeagent.Reconciles, Setup: nodeagent.SetupWithManager},
 }
 

@@ -17,6 +17,8 @@ import (
 	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
+	"github.com/flotilla-dev/flotilla/workloads/statefulset"
+	statefulsetadmission "github.com/flotilla-dev/flotilla/workloads/statefulset/admission"
 )
 
 // servedPaths are the paths the manager serves with every module running: each module's admission
@@ -30,6 +32,7 @@ func servedPaths(t *testing.T) []string {
 	err := errors.Join(
 		rollout.RegisterWebhooks(srv, reader, scheme, rolloutadmission.DefaultOptions()),
 		cloneset.RegisterWebhooks(srv, reader, scheme, pods),
+		statefulset.RegisterWebhooks(srv, reader, scheme, statefulsetadmission.Options{}),
 		nodeagent.RegisterWebhook(srv, reader, scheme),
 		webhooks.RegisterPodChain(srv, scheme, pods),
 	)
@@ -85,7 +88,8 @@ func TestWebhookConfigurations(t *testing.T) {
 		checkCommon(t, w.Name, w.FailurePolicy, w.SideEffects, w.AdmissionReviewVersions, w.NamespaceSelector)
 	}
 	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "mdaemonset.kb.io", "mdaemonset-native.kb.io",
-		"munifiedworload.kb.io", "mpod.kb.io", "mcontainerrecreaterequest.kb.io", "vrollout.kb.io", "vcloneset.kb.io"}
+		"mstatefulset.kb.io", "munifiedworload.kb.io", "mpod.kb.io", "mcontainerrecreaterequest.kb.io", "vrollout.kb.io", "vcloneset.kb.io",
+		"vstatefulset.kb.io"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("webhook names (-want +got):\n%s", diff)
 	}

@@ -3,7 +3,6 @@ package admission
 import (
 	"reflect"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -17,9 +16,6 @@ const (
 	DefaultReplicas             int32 = 1
 	DefaultRevisionHistoryLimit int32 = 10
 )
-
-// milliScale is the precision claim template quantities are rounded up to, as the apiserver does.
-const milliScale = -3
 
 // Default applies upstream's defaults to a CloneSet being created: the spec's, the pod template's and the
 // volume claim templates'. Applying it again changes nothing; a nil CloneSet is left alone.
@@ -79,25 +75,6 @@ func defaultUpdateStrategy(u *kruiseappsv1alpha1.CloneSetUpdateStrategy) {
 func defaultTemplates(s *kruiseappsv1alpha1.CloneSetSpec) {
 	podtemplate.Default(&s.Template)
 	for i := range s.VolumeClaimTemplates {
-		defaultClaimTemplate(&s.VolumeClaimTemplates[i])
-	}
-}
-
-// defaultClaimTemplate applies what upstream applies to a claim template: the claim's own default (phase
-// Pending; not the claim spec's volumeMode) and rounding of its quantities.
-func defaultClaimTemplate(c *corev1.PersistentVolumeClaim) {
-	if c.Status.Phase == "" {
-		c.Status.Phase = corev1.ClaimPending
-	}
-	roundUp(c.Spec.Resources.Limits)
-	roundUp(c.Spec.Resources.Requests)
-	roundUp(c.Status.Capacity)
-}
-
-// roundUp rounds every quantity up to milli precision, so "0.0001" is stored as "1m" as the apiserver would.
-func roundUp(l corev1.ResourceList) {
-	for name, q := range l {
-		q.RoundUp(milliScale)
-		l[name] = q
+		podtemplate.DefaultClaimTemplate(&s.VolumeClaimTemplates[i])
 	}
 }

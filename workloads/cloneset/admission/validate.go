@@ -9,6 +9,7 @@ import (
 
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/podtemplate"
 )
 
 var specPath = field.NewPath("spec")
@@ -35,7 +36,7 @@ func Validate(cs, old *kruiseappsv1alpha1.CloneSet, pods map[string]*corev1.Pod)
 func validateSpec(s *kruiseappsv1alpha1.CloneSetSpec) field.ErrorList {
 	errs := validateCounts(s)
 	errs = append(errs, validateSelector(s)...)
-	errs = append(errs, validateTemplate(s, specPath.Child("template"))...)
+	errs = append(errs, podtemplate.Validate(&s.Template, s.VolumeClaimTemplates, "cloneset", specPath.Child("template"), specPath.Child("volumeClaimTemplates"))...)
 	errs = append(errs, validateScaleStrategy(&s.ScaleStrategy, specPath.Child("scaleStrategy"))...)
 	return append(errs, validateUpdateStrategy(&s.UpdateStrategy, replicasOf(s), specPath.Child("updateStrategy"))...)
 }

@@ -1,15 +1,12 @@
 package admission
 
 import (
-	"encoding/json"
-	"reflect"
-	"sort"
-
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
+	"github.com/flotilla-dev/flotilla/workloads/podtemplate"
 )
 
 const mutableFieldsMessage = "updates to cloneset spec for fields other than 'replicas', 'template', 'lifecycle', " +
@@ -58,80 +55,12 @@ func validateInPlaceOnly(s, old *kruiseappsv1alpha1.CloneSetSpec) field.ErrorLis
 	return field.ErrorList{field.Forbidden(firstSpecDifference(s, old), inPlaceOnlyMessage)}
 }
 
-// firstSpecDifference finds the first differing field of the two pod specs, container images aside, in
-// the specs' JSON (object keys in order); spec.template.spec when none is found.
+// firstSpecDifference names the first field of the pod specs that differs, container images aside;
+// spec.template.spec when none is found.
 func firstSpecDifference(s, old *kruiseappsv1alpha1.CloneSetSpec) *field.Path {
 	p := specPath.Child("template", "spec")
-	o := old.Template.Spec.DeepCopy()
-	if len(o.Containers) == len(s.Template.Spec.Containers) {
-		for i := range o.Containers {
-			o.Containers[i].Image = s.Template.Spec.Containers[i].Image
-		}
-	}
-	before, errBefore := toGeneric(o)
-	after, errAfter := toGeneric(&s.Template.Spec)
-	if errBefore != nil || errAfter != nil {
-		return p
-	}
-	if d := firstDifference(before, after, p); d != nil {
+	if d := podtemplate.FirstNonImageDifference(&old.Template.Spec, &s.Template.Spec, p); d != nil {
 		return d
 	}
 	return p
-}
-
-func toGeneric(v any) (any, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	return out, json.Unmarshal(raw, &out)
-}
-
-// firstDifference walks two decoded JSON values and returns the path of the first difference, nil if
-// they are equal. A list of another length differs as a whole.
-func firstDifference(a, b any, p *field.Path) *field.Path {
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok {
-			return p
-		}
-		for _, k := range unionKeys(av, bv) {
-			if d := firstDifference(av[k], bv[k], p.Child(k)); d != nil {
-				return d
-			}
-		}
-		return nil
-	case []any:
-		bv, ok := b.([]any)
-		if !ok || len(av) != len(bv) {
-			return p
-		}
-		for i := range av {
-			if d := firstDifference(av[i], bv[i], p.Index(i)); d != nil {
-				return d
-			}
-		}
-		return nil
-	default:
-		if reflect.DeepEqual(a, b) {
-			return nil
-		}
-		return p
-	}
-}
-
-func unionKeys(a, b map[string]any) []string {
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -51,7 +50,7 @@ func (r *Reconciler) syncRevisions(ctx context.Context, cs *kruiseappsv1alpha1.C
 			revs.current = cr
 		}
 		revs.annotations[cr.Name] = cr.Annotations
-		if t, err := templateOf(cr); err == nil && cr.Name != update.Name {
+		if t, err := revision.TemplateOf(cr); err == nil && cr.Name != update.Name {
 			revs.templates[cr.Name] = t
 		}
 	}
@@ -121,17 +120,4 @@ func (r *Reconciler) truncateHistory(ctx context.Context, cs *kruiseappsv1alpha1
 		}
 	}
 	return nil
-}
-
-// templateOf decodes the pod template a revision records ({"spec":{"template":{...}}}).
-func templateOf(cr *appsv1.ControllerRevision) (*corev1.PodTemplateSpec, error) {
-	var data struct {
-		Spec struct {
-			Template corev1.PodTemplateSpec `json:"template"`
-		} `json:"spec"`
-	}
-	if err := json.Unmarshal(cr.Data.Raw, &data); err != nil {
-		return nil, fmt.Errorf("decode revision %s: %w", cr.Name, err)
-	}
-	return &data.Spec.Template, nil
 }

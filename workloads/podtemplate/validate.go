@@ -1,4 +1,4 @@
-package admission
+package podtemplate
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -7,20 +7,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
-// validateTemplate makes the cheap structural checks of the pod template: the apiserver validates every
-// pod the controller creates in full, so only what would make every pod creation fail, or what a CloneSet
-// cannot run, is checked here.
-func validateTemplate(s *kruiseappsv1alpha1.CloneSetSpec, p *field.Path) field.ErrorList {
-	t := &s.Template
+// Validate makes the cheap structural checks of a workload's pod template at p, with the workload's
+// volumeClaimTemplates at claimsPath: the apiserver validates every pod the controller creates in full, so only
+// what would make every pod creation fail, or what a long-running workload cannot run, is checked. kind names
+// the workload in messages, as upstream's webhooks do ("cloneset", "StatefulSet").
+func Validate(t *corev1.PodTemplateSpec, claims []corev1.PersistentVolumeClaim, kind string, p, claimsPath *field.Path) field.ErrorList {
 	errs := metav1validation.ValidateLabels(t.Labels, p.Child("metadata", "labels"))
 	errs = append(errs, apimachineryvalidation.ValidateAnnotations(t.Annotations, p.Child("metadata", "annotations"))...)
 	sp := p.Child("spec")
-	errs = append(errs, validatePodFields(&t.Spec, sp)...)
-	volumes, volumeErrs := volumeNames(&t.Spec, s.VolumeClaimTemplates, sp.Child("volumes"))
+	errs = append(errs, validatePodFields(&t.Spec, kind, sp)...)
+	volumes, volumeErrs := volumeNames(&t.Spec, claims, sp.Child("volumes"), claimsPath)
 	errs = append(errs, volumeErrs...)
 	names := sets.New[string]()
 	errs = append(errs, validateContainers(t.Spec.InitContainers, names, volumes, sp.Child("initContainers"))...)
@@ -30,14 +28,14 @@ func validateTemplate(s *kruiseappsv1alpha1.CloneSetSpec, p *field.Path) field.E
 	return append(errs, validateContainers(t.Spec.Containers, names, volumes, sp.Child("containers"))...)
 }
 
-// validatePodFields checks the pod-level fields a CloneSet constrains.
-func validatePodFields(s *corev1.PodSpec, p *field.Path) field.ErrorList {
+// validatePodFields checks the pod-level fields a long-running workload constrains.
+func validatePodFields(s *corev1.PodSpec, kind string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if s.RestartPolicy != "" && s.RestartPolicy != corev1.RestartPolicyAlways {
 		errs = append(errs, field.NotSupported(p.Child("restartPolicy"), s.RestartPolicy, []string{string(corev1.RestartPolicyAlways)}))
 	}
 	if s.ActiveDeadlineSeconds != nil {
-		errs = append(errs, field.Forbidden(p.Child("activeDeadlineSeconds"), "activeDeadlineSeconds in cloneset is not Supported"))
+		errs = append(errs, field.Forbidden(p.Child("activeDeadlineSeconds"), "activeDeadlineSeconds in "+kind+" is not Supported"))
 	}
 	if len(s.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(p.Child("ephemeralContainers"), "ephemeral containers not allowed in pod template"))
@@ -47,13 +45,12 @@ func validatePodFields(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 
 // volumeNames checks the names of the template's volumes and of the claim templates, which the controller
 // adds to every pod as volumes: all must be unique. It returns them all.
-func volumeNames(s *corev1.PodSpec, claims []corev1.PersistentVolumeClaim, p *field.Path) (sets.Set[string], field.ErrorList) {
+func volumeNames(s *corev1.PodSpec, claims []corev1.PersistentVolumeClaim, p, claimsPath *field.Path) (sets.Set[string], field.ErrorList) {
 	names := sets.New[string]()
 	var errs field.ErrorList
 	for i, v := range s.Volumes {
 		errs = append(errs, validateUniqueLabel(v.Name, names, p.Index(i).Child("name"))...)
 	}
-	claimsPath := specPath.Child("volumeClaimTemplates")
 	for i, c := range claims {
 		errs = append(errs, validateUniqueLabel(c.Name, names, claimsPath.Index(i).Child("metadata", "name"))...)
 	}

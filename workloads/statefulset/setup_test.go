@@ -1,0 +1,37 @@
+package statefulset
+
+import (
+	"testing"
+
+	"github.com/flotilla-dev/flotilla/rollout/feature"
+)
+
+// Every gate the module reads is one of the manager's (feature.Gates panics on any other), and each option
+// of the controller and the defaults follows its own gate, with upstream's defaults.
+func TestGates(t *testing.T) {
+	for _, tc := range []struct {
+		flags                                                string
+		startOrdinal, retainClaims, resizeClaims, indexLabel bool
+	}{
+		{flags: "", retainClaims: true, indexLabel: true},
+		{flags: "StatefulSetStartOrdinal=true", startOrdinal: true, retainClaims: true, indexLabel: true},
+		{flags: "StatefulSetAutoDeletePVC=false,PodIndexLabel=false"},
+		{flags: "StatefulSetAutoResizePVCGate=true", retainClaims: true, resizeClaims: true, indexLabel: true},
+	} {
+		gate, err := feature.NewGate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := gate.Set(tc.flags); err != nil {
+			t.Fatal(err)
+		}
+		gates := feature.Resolve(gate)
+		r, opts := newReconciler(gates), admissionOptions(gates)
+		if r.StartOrdinal != tc.startOrdinal || r.RetainClaims != tc.retainClaims || r.ResizeClaims != tc.resizeClaims || r.IndexLabel != tc.indexLabel {
+			t.Errorf("--feature-gates=%s: reconciler %+v", tc.flags, r)
+		}
+		if opts.AutoDeletePVC != tc.retainClaims || opts.AutoResizePVC != tc.resizeClaims {
+			t.Errorf("--feature-gates=%s: admission options %+v", tc.flags, opts)
+		}
+	}
+}
