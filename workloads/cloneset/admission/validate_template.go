@@ -2,32 +2,17 @@ package admission
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/podtemplate"
 )
 
-// validateTemplate makes the cheap structural checks of the pod template: the apiserver validates every
-// pod the controller creates in full, so only what would make every pod creation fail, or what a CloneSet
-// cannot run, is checked here.
+// validateTemplate makes the cheap structural checks of the pod template (podtemplate.Validate, with the
+// claim templates the controller adds to every pod), and the pod fields a CloneSet cannot run with.
 func validateTemplate(s *kruiseappsv1alpha1.CloneSetSpec, p *field.Path) field.ErrorList {
-	t := &s.Template
-	errs := metav1validation.ValidateLabels(t.Labels, p.Child("metadata", "labels"))
-	errs = append(errs, apimachineryvalidation.ValidateAnnotations(t.Annotations, p.Child("metadata", "annotations"))...)
-	sp := p.Child("spec")
-	errs = append(errs, validatePodFields(&t.Spec, sp)...)
-	volumes, volumeErrs := volumeNames(&t.Spec, s.VolumeClaimTemplates, sp.Child("volumes"))
-	errs = append(errs, volumeErrs...)
-	names := sets.New[string]()
-	errs = append(errs, validateContainers(t.Spec.InitContainers, names, volumes, sp.Child("initContainers"))...)
-	if len(t.Spec.Containers) == 0 {
-		errs = append(errs, field.Required(sp.Child("containers"), ""))
-	}
-	return append(errs, validateContainers(t.Spec.Containers, names, volumes, sp.Child("containers"))...)
+	errs := podtemplate.Validate(&s.Template, p, s.VolumeClaimTemplates, specPath.Child("volumeClaimTemplates"))
+	return append(errs, validatePodFields(&s.Template.Spec, p.Child("spec"))...)
 }
 
 // validatePodFields checks the pod-level fields a CloneSet constrains.
@@ -42,56 +27,5 @@ func validatePodFields(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if len(s.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(p.Child("ephemeralContainers"), "ephemeral containers not allowed in pod template"))
 	}
-	return errs
-}
-
-// volumeNames checks the names of the template's volumes and of the claim templates, which the controller
-// adds to every pod as volumes: all must be unique. It returns them all.
-func volumeNames(s *corev1.PodSpec, claims []corev1.PersistentVolumeClaim, p *field.Path) (sets.Set[string], field.ErrorList) {
-	names := sets.New[string]()
-	var errs field.ErrorList
-	for i, v := range s.Volumes {
-		errs = append(errs, validateUniqueLabel(v.Name, names, p.Index(i).Child("name"))...)
-	}
-	claimsPath := specPath.Child("volumeClaimTemplates")
-	for i, c := range claims {
-		errs = append(errs, validateUniqueLabel(c.Name, names, claimsPath.Index(i).Child("metadata", "name"))...)
-	}
-	return names, errs
-}
-
-// validateContainers checks names (unique across init and app containers, through names), images and
-// that every volume mount names a volume.
-func validateContainers(cs []corev1.Container, names, volumes sets.Set[string], p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for i := range cs {
-		c := &cs[i]
-		cp := p.Index(i)
-		errs = append(errs, validateUniqueLabel(c.Name, names, cp.Child("name"))...)
-		if c.Image == "" {
-			errs = append(errs, field.Required(cp.Child("image"), ""))
-		}
-		for j, m := range c.VolumeMounts {
-			if !volumes.Has(m.Name) {
-				errs = append(errs, field.NotFound(cp.Child("volumeMounts").Index(j).Child("name"), m.Name))
-			}
-		}
-	}
-	return errs
-}
-
-// validateUniqueLabel requires name to be a DNS-1123 label not yet in seen, and adds it.
-func validateUniqueLabel(name string, seen sets.Set[string], p *field.Path) field.ErrorList {
-	if name == "" {
-		return field.ErrorList{field.Required(p, "")}
-	}
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Label(name) {
-		errs = append(errs, field.Invalid(p, name, msg))
-	}
-	if seen.Has(name) {
-		errs = append(errs, field.Duplicate(p, name))
-	}
-	seen.Insert(name)
 	return errs
 }

@@ -1,0 +1,79 @@
+package podtemplate
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Validate makes the cheap structural checks of a workload's pod template at p, those that would make every
+// pod creation fail (the apiserver validates each pod in full): labels and annotations, container names
+// (DNS-1123 labels, unique across init and app containers), images, at least one container, and volume
+// mounts that name a volume. claims are the workload's volume claim templates, which its controller adds
+// to every pod as volumes: their names, at claimsPath, must be unique among the template's volumes too.
+func Validate(t *corev1.PodTemplateSpec, p *field.Path, claims []corev1.PersistentVolumeClaim, claimsPath *field.Path) field.ErrorList {
+	errs := metav1validation.ValidateLabels(t.Labels, p.Child("metadata", "labels"))
+	errs = append(errs, apimachineryvalidation.ValidateAnnotations(t.Annotations, p.Child("metadata", "annotations"))...)
+	sp := p.Child("spec")
+	volumes, volumeErrs := volumeNames(&t.Spec, sp.Child("volumes"), claims, claimsPath)
+	errs = append(errs, volumeErrs...)
+	names := sets.New[string]()
+	errs = append(errs, validateContainers(t.Spec.InitContainers, names, volumes, sp.Child("initContainers"))...)
+	if len(t.Spec.Containers) == 0 {
+		errs = append(errs, field.Required(sp.Child("containers"), ""))
+	}
+	return append(errs, validateContainers(t.Spec.Containers, names, volumes, sp.Child("containers"))...)
+}
+
+// volumeNames checks the names of the template's volumes and of the claim templates: all must be unique.
+// It returns them all.
+func volumeNames(s *corev1.PodSpec, p *field.Path, claims []corev1.PersistentVolumeClaim, claimsPath *field.Path) (sets.Set[string], field.ErrorList) {
+	names := sets.New[string]()
+	var errs field.ErrorList
+	for i, v := range s.Volumes {
+		errs = append(errs, validateUniqueLabel(v.Name, names, p.Index(i).Child("name"))...)
+	}
+	for i, c := range claims {
+		errs = append(errs, validateUniqueLabel(c.Name, names, claimsPath.Index(i).Child("metadata", "name"))...)
+	}
+	return names, errs
+}
+
+// validateContainers checks names (unique across init and app containers, through names), images and
+// that every volume mount names a volume.
+func validateContainers(cs []corev1.Container, names, volumes sets.Set[string], p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i := range cs {
+		c := &cs[i]
+		cp := p.Index(i)
+		errs = append(errs, validateUniqueLabel(c.Name, names, cp.Child("name"))...)
+		if c.Image == "" {
+			errs = append(errs, field.Required(cp.Child("image"), ""))
+		}
+		for j, m := range c.VolumeMounts {
+			if !volumes.Has(m.Name) {
+				errs = append(errs, field.NotFound(cp.Child("volumeMounts").Index(j).Child("name"), m.Name))
+			}
+		}
+	}
+	return errs
+}
+
+// validateUniqueLabel requires name to be a DNS-1123 label not yet in seen, and adds it.
+func validateUniqueLabel(name string, seen sets.Set[string], p *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Label(name) {
+		errs = append(errs, field.Invalid(p, name, msg))
+	}
+	if seen.Has(name) {
+		errs = append(errs, field.Duplicate(p, name))
+	}
+	seen.Insert(name)
+	return errs
+}
