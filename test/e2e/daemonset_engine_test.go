@@ -19,9 +19,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/test/e2e/framework"
 )
 
 var advancedDaemonSets = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "daemonsets"}
+
+// workloadModuleWebhooks are the webhooks of the modules besides the engine, which the chart's engineOnly
+// leaves out.
+var workloadModuleWebhooks = []string{"dcloneset.kb.io", "vcloneset.kb.io", "mpod.kb.io", "ddaemonset.kb.io", "vdaemonset.kb.io",
+	"mcontainerrecreaterequest.kb.io"}
 
 // upstreamAgent plays upstream OpenKruise's DaemonSet controller for one Advanced DaemonSet beside an engine-only
 // manager, as far as the engine reads it: it reports the status of the DaemonSet's current generation over the
@@ -115,15 +121,26 @@ func agentPartition(ctx context.Context, ns string) any {
 // partition 32767, the Rollout stayed Healthy and no BatchRelease ever released it.
 var _ = Describe("Advanced DaemonSets beside upstream OpenKruise", Serial, Ordered, func() {
 	var binary string
+	var engine *framework.Manager
 
 	BeforeAll(func(ctx SpecContext) {
 		binary = manager.Binary
 		manager.Stop()
-		engine := mustStart(ctx, binary, "--enable-modules=rollout")
-		DeferCleanup(engine.Stop)
+		kubeconfig, err := testCluster.ControllerKubeconfig(ctx)
+		failOnError(err, "writing the manager's kubeconfig")
+		// As the chart's engineOnly installs it: without the webhooks of the workload modules, which
+		// upstream's kruise-manager serves there.
+		engine, err = framework.StartManager(ctx, framework.ManagerConfig{
+			RestConfig: testCluster.Config(), KubeconfigPath: kubeconfig, WorkDir: GinkgoT().TempDir(), Binary: binary,
+			ExtraArgs: []string{"--enable-modules=rollout"}, WithoutWebhooks: workloadModuleWebhooks,
+		})
+		failOnError(err, "starting an engine-only flotilla-manager")
 	})
 
 	AfterAll(func(ctx SpecContext) {
+		if engine != nil {
+			engine.Stop()
+		}
 		workDir, err := os.MkdirTemp("", "flotilla-e2e-")
 		failOnError(err, "creating the work directory")
 		laterWorkDirs = append(laterWorkDirs, workDir)
