@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -51,4 +52,18 @@ func countOldest(in Input, pods []*corev1.Pod, c *Counts) {
 	if in.Revision.Updated(oldest) {
 		c.Updated++
 	}
+}
+
+// Pending is how soon the first pod counted ready but not yet available (minReadySeconds) becomes available;
+// 0 when none waits.
+func Pending(in Input) time.Duration {
+	var wake time.Duration
+	for _, node := range in.Nodes {
+		for _, p := range in.Pods[node.Name] {
+			if _, wait := Available(p, in.Strategy.MinReadySeconds, in.Now); wait > 0 {
+				wake = earliest(wake, wait)
+			}
+		}
+	}
+	return wake
 }
