@@ -17,6 +17,7 @@ import (
 	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
+	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 )
 
 // servedPaths are the paths the manager serves with every module running: each module's admission
@@ -30,6 +31,7 @@ func servedPaths(t *testing.T) []string {
 	err := errors.Join(
 		rollout.RegisterWebhooks(srv, reader, scheme, rolloutadmission.DefaultOptions()),
 		cloneset.RegisterWebhooks(srv, reader, scheme, pods),
+		daemonset.RegisterWebhooks(srv, scheme),
 		nodeagent.RegisterWebhook(srv, reader, scheme),
 		webhooks.RegisterPodChain(srv, scheme, pods),
 	)
@@ -84,8 +86,9 @@ func TestWebhookConfigurations(t *testing.T) {
 		names = append(names, w.Name)
 		checkCommon(t, w.Name, w.FailurePolicy, w.SideEffects, w.AdmissionReviewVersions, w.NamespaceSelector)
 	}
-	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "mdaemonset.kb.io", "mdaemonset-native.kb.io",
-		"munifiedworload.kb.io", "mpod.kb.io", "mcontainerrecreaterequest.kb.io", "vrollout.kb.io", "vcloneset.kb.io"}
+	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "ddaemonset.kb.io", "mdaemonset.kb.io",
+		"mdaemonset-native.kb.io", "munifiedworload.kb.io", "mpod.kb.io", "mcontainerrecreaterequest.kb.io", "vrollout.kb.io",
+		"vcloneset.kb.io", "vdaemonset.kb.io"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("webhook names (-want +got):\n%s", diff)
 	}
