@@ -97,7 +97,7 @@ func advancedDaemonSetBatchPatch(ds *kruiseappsv1alpha1.DaemonSet, desiredUpdate
 	if desired <= 0 {
 		return nil
 	}
-	target := desired - boundInt32(desiredUpdated, 0, desired)
+	target := desired - upTo(desiredUpdated, desired)
 	current, set := advancedDaemonSetPartition(ds)
 	if !set || current <= target {
 		return nil

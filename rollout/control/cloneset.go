@@ -149,7 +149,7 @@ func cloneSetInitPatch(cs *kruiseappsv1alpha1.CloneSet, t Target) map[string]any
 // cloneSetBatchPatch lowers the partition to the number of pods to keep; it never raises it.
 func cloneSetBatchPatch(cs *kruiseappsv1alpha1.CloneSet, desiredUpdated int32) map[string]any {
 	replicas := cloneSetReplicas(cs)
-	target := replicas - boundInt32(desiredUpdated, 0, replicas)
+	target := replicas - upTo(desiredUpdated, replicas)
 	p := cs.Spec.UpdateStrategy.Partition
 	if p == nil || cloneSetStableCount(p, replicas) <= target {
 		return nil

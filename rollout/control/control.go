@@ -80,6 +80,10 @@ type Batch struct {
 	// PodLabels are the labels of the batch's pods (BatchPodLabels). A control whose workload can create
 	// pods with them says so to the workload; the release labels any pod that still lacks them.
 	PodLabels map[string]string
+	// Unmoved is the number of pods a rollback in batches finds already on the revision it releases: the
+	// pods the release being rolled back never reached. They are part of DesiredUpdated. A control whose
+	// partition counts ordinals rather than pods must not count them, as they sit below the partition.
+	Unmoved int32
 }
 
 // WorkloadControl drives one workload for one release. Every method is idempotent: the BatchRelease

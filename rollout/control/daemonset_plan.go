@@ -177,7 +177,7 @@ func daemonSetBatchPatch(ds *appsv1.DaemonSet, stable, update string, desiredUpd
 		return nil
 	}
 	total := max(ds.Status.DesiredNumberScheduled, 0)
-	partition := total - boundInt32(desiredUpdated, 0, total)
+	partition := total - upTo(desiredUpdated, total)
 	old, oldPartition, err := ParseDaemonSetAdvancedControl(ds.Annotations[rolloutsv1beta1.DaemonSetAdvancedControlAnnotation])
 	if err == nil && old.BatchRevision == update {
 		partition = min(partition, oldPartition)

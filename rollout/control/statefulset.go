@@ -64,12 +64,11 @@ func (s *statefulSetLike) Initialize(ctx context.Context) error {
 
 // UpgradeBatch implements WorkloadControl.
 func (s *statefulSetLike) UpgradeBatch(ctx context.Context, batch Batch) error {
-	desiredUpdated := batch.DesiredUpdated
 	obj, err := s.get(ctx)
 	if err != nil {
 		return err
 	}
-	return applyMergePatch(ctx, s.c, obj, statefulSetBatchPatch(obj, desiredUpdated))
+	return applyMergePatch(ctx, s.c, obj, statefulSetBatchPatch(obj, batch))
 }
 
 // Finalize implements WorkloadControl.

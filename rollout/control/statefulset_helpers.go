@@ -97,9 +97,9 @@ func nestedString(m map[string]any, path ...string) string {
 	return s
 }
 
-// clampInt32 limits v to [lo, hi].
-func boundInt32(v, lo, hi int32) int32 {
-	return max(lo, min(v, hi))
+// upTo limits v to [0, hi].
+func upTo(v, hi int32) int32 {
+	return max(0, min(v, hi))
 }
 
 // toInt32 narrows an API integer, saturating instead of wrapping on nonsense input.

@@ -127,13 +127,16 @@ func statefulSetInitPatch(obj *unstructured.Unstructured, t Target) map[string]a
 	return patch
 }
 
-// statefulSetBatchPatch lowers the partition to leave desiredUpdated pods updated; it never raises it.
-func statefulSetBatchPatch(obj *unstructured.Unstructured, desiredUpdated int32) map[string]any {
+// statefulSetBatchPatch lowers the partition to leave the batch's pods updated; it never raises it. Ordinals at
+// or above the partition update, so the pods a rollback in batches finds already rolled back (the lowest
+// ordinals, which the release being rolled back never reached) are not counted from the top.
+func statefulSetBatchPatch(obj *unstructured.Unstructured, b Batch) map[string]any {
 	replicas := int32(1)
 	if n, ok := nestedInt(obj.Object, "spec", "replicas"); ok {
 		replicas = max(toInt32(n), 0)
 	}
-	target := int64(replicas - boundInt32(desiredUpdated, 0, replicas))
+	fromTop := upTo(b.DesiredUpdated, replicas) - upTo(b.Unmoved, replicas)
+	target := int64(replicas - max(fromTop, 0))
 	current, ok := nestedInt(obj.Object, partitionPath...)
 	if !ok || current <= target {
 		return nil

@@ -121,23 +121,28 @@ func TestStatefulSetBatchPatch(t *testing.T) {
 		name    string
 		obj     *unstructured.Unstructured
 		desired int32
+		unmoved int32
 		want    map[string]any
 	}{
-		{"first batch", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(32767)), nil, nil), 1, partition(3)},
-		{"next batch", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(3)), nil, nil), 2, partition(2)},
-		{"never backwards", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(2)), nil, nil), 1, nil},
-		{"same batch again", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(2)), nil, nil), 2, nil},
-		{"more than replicas", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(2)), nil, nil), 9, partition(0)},
-		{"negative desired", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(32767)), nil, nil), -3, partition(4)},
+		{"first batch", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(32767)), nil, nil), 1, 0, partition(3)},
+		{"next batch", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(3)), nil, nil), 2, 0, partition(2)},
+		{"never backwards", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(2)), nil, nil), 1, 0, nil},
+		{"same batch again", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(2)), nil, nil), 2, 0, nil},
+		{"more than replicas", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(2)), nil, nil), 9, 0, partition(0)},
+		{"negative desired", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(32767)), nil, nil), -3, 0, partition(4)},
 		{"replicas default to 1", sts("apps/v1", "StatefulSet", map[string]any{"updateStrategy": map[string]any{
-			"rollingUpdate": map[string]any{"partition": int64(32767)}}}, nil, nil), 1, partition(0)},
-		{"no partition: not frozen, nothing to lower", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), nil), nil, nil), 1, nil},
-		{"float partition from a loose decoder", sts("example.com/v1", "Foo", partitionSpec(float64(4), float64(32767)), nil, nil), 2, partition(2)},
-		{"no spec at all", sts("example.com/v1", "Foo", nil, nil, nil), 2, nil},
+			"rollingUpdate": map[string]any{"partition": int64(32767)}}}, nil, nil), 1, 0, partition(0)},
+		{"no partition: not frozen, nothing to lower", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), nil), nil, nil), 1, 0, nil},
+		{"float partition from a loose decoder", sts("example.com/v1", "Foo", partitionSpec(float64(4), float64(32767)), nil, nil), 2, 0, partition(2)},
+		{"no spec at all", sts("example.com/v1", "Foo", nil, nil, nil), 2, 0, nil},
+		{"rollback in batches: two pods never left, one of the two others goes back", sts("apps/v1", "StatefulSet",
+			partitionSpec(int64(4), int64(32767)), nil, nil), 3, 2, partition(3)},
+		{"rollback in batches: the last batch", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(3)), nil, nil), 4, 2, partition(2)},
+		{"rollback in batches: more unmoved than desired", sts("apps/v1", "StatefulSet", partitionSpec(int64(4), int64(32767)), nil, nil), 1, 3, partition(4)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := statefulSetBatchPatch(tt.obj, tt.desired)
+			got := statefulSetBatchPatch(tt.obj, Batch{DesiredUpdated: tt.desired, Unmoved: tt.unmoved})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("patch (-want +got):\n%s", diff)
 			}
@@ -292,7 +297,7 @@ func TestStatefulSetPlanOddObjects(t *testing.T) {
 		_ = statefulSetResumed(st)
 		_ = statefulSetInitPatch(obj, target)
 		_ = statefulSetFinalizePatch(obj, target)
-		if p := statefulSetBatchPatch(obj, 2); p != nil {
+		if p := statefulSetBatchPatch(obj, Batch{DesiredUpdated: 2}); p != nil {
 			if n, _ := nestedInt(p, partitionPath...); n < 0 {
 				t.Errorf("object %d: negative partition %d", i, n)
 			}

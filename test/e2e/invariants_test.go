@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -93,7 +94,7 @@ func (w *podWatch) expect(ctx context.Context, ns string, maxPods, minReady int,
 	deleted := reportedDeletes(ctx, ns)
 	var unnamed []string
 	for uid, name := range w.seen {
-		gone := !w.last[uid] && !deleted.byReplicaSet[name] && !deleted.byCloneSet[name]
+		gone := !w.last[uid] && !deleted.byReplicaSet[name] && !deleted.byCloneSet[name] && !deleted.byStatefulSet[name]
 		for _, d := range deletedByTest {
 			gone = gone && uid != d
 		}
@@ -143,14 +144,17 @@ func managerPodDeletes(ctx context.Context) int {
 // counted without naming them.
 type deletions struct {
 	byReplicaSet, byCloneSet map[string]bool
-	replicaSetUncounted      int
+	// byStatefulSet names pods, not pod UIDs: a StatefulSet recreates a pod under the same name, and the
+	// events of both deletions are one event counted twice.
+	byStatefulSet       map[string]bool
+	replicaSetUncounted int
 }
 
 func reportedDeletes(ctx context.Context, ns string) deletions {
 	GinkgoHelper()
 	list, err := kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	out := deletions{byReplicaSet: map[string]bool{}, byCloneSet: map[string]bool{}}
+	out := deletions{byReplicaSet: map[string]bool{}, byCloneSet: map[string]bool{}, byStatefulSet: map[string]bool{}}
 	for _, e := range list.Items {
 		if e.Reason != "SuccessfulDelete" {
 			continue
@@ -158,6 +162,11 @@ func reportedDeletes(ctx context.Context, ns string) deletions {
 		switch e.Regarding.Kind {
 		case "CloneSet":
 			out.byCloneSet[strings.TrimPrefix(e.Note, "succeed to delete pod ")] = true
+		case "StatefulSet":
+			var pod, set string
+			if _, err := fmt.Sscanf(e.Note, "Delete Pod %s in StatefulSet %s successful", &pod, &set); err == nil {
+				out.byStatefulSet[pod] = true
+			}
 		case "ReplicaSet":
 			// kube-controller-manager's correlator marks its folded events in the note and counts in them.
 			note := strings.TrimPrefix(e.Note, "(combined from similar events): ")

@@ -197,8 +197,19 @@ func (s *story) describe() string {
 				podReady(p), p.DeletionTimestamp != nil, p.Labels)
 		}
 	}
-	st, _ := json.Marshal(s.status(ctx))
-	return out + "rollout status: " + string(st) + "\n"
+	return out + releaseStatus(ctx, s.ns)
+}
+
+// releaseStatus shows the status of the app's Rollout and BatchRelease, whichever exist.
+func releaseStatus(ctx context.Context, ns string) string {
+	out := ""
+	for _, r := range []schema.GroupVersionResource{rolloutsV1beta1, batchReleases} {
+		if obj, err := dyn.Resource(r).Namespace(ns).Get(ctx, appName, metav1.GetOptions{}); err == nil {
+			st, _ := json.Marshal(obj.Object["status"])
+			out += fmt.Sprintf("%s status: %s\n", r.Resource, st)
+		}
+	}
+	return out
 }
 
 func (s *story) waitPhase(ctx context.Context, phase string) {
@@ -396,8 +407,8 @@ var _ = Describe("Rollout stories", func() {
 		s.expectReleased(ctx)
 	})
 
-	It("rolls a CloneSet back through the steps with rollouts.kruise.io/rollback-in-batch", func(ctx SpecContext) {
-		s := newStory(ctx, "CloneSet", 4)
+	DescribeTable("rolls back through the steps with rollouts.kruise.io/rollback-in-batch", func(ctx SpecContext, kind string) {
+		s := newStory(ctx, kind, 4)
 		s.waitPods(ctx, map[string]int{"v1": 4})
 		s.rollout(ctx, "canary:\n  steps:\n  - replicas: 1\n  - replicas: 50%\n  - replicas: 100%")
 		s.specPatch(ctx, `{"metadata":{"annotations":{"rollouts.kruise.io/rollback-in-batch":"true"}}}`)
@@ -432,7 +443,10 @@ var _ = Describe("Rollout stories", func() {
 		Expect(s.succeeded(ctx)).To(Equal("True/Success"))
 		s.expectReleased(ctx)
 		w.expect(ctx, s.ns, 4, 3)
-	})
+	},
+		Entry("a CloneSet", "CloneSet"),
+		Entry("a StatefulSet", "StatefulSet"),
+	)
 
 	It("restarts from the first step when a newer version arrives mid-release", func(ctx SpecContext) {
 		s := newStory(ctx, "Deployment", 4)

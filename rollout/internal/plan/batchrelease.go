@@ -55,7 +55,9 @@ type BatchDecision struct {
 	DesiredUpdated int32
 	// Share is the batch's canaryReplicas when it is a percentage of the whole workload: a control that can
 	// hold a percentage (the Advanced Deployment's partition) keeps the batch's share when the workload scales.
-	Share        *intstr.IntOrString
+	Share *intstr.IntOrString
+	// Unmoved is the number of noNeed pods of a rollback in batches, included in DesiredUpdated.
+	Unmoved      int32
 	RequeueAfter time.Duration
 	Event        string
 	// BatchReady is true when the current batch became ready with this decision.
@@ -80,10 +82,31 @@ func PlanBatchRelease(st rolloutsv1beta1.BatchReleaseStatus, w BatchWorld) Batch
 		return finalizeBatches(d, w)
 	case st.Phase == "" || st.Phase == rolloutsv1beta1.RolloutPhasePreparing:
 		return initializeBatches(d, w)
+	case revertedUnder(st, w):
+		return holdReverted(d, w)
 	}
 	observe(&d.Status, w)
 	recalculate(&d, st, w)
 	return progressBatch(d, w)
+}
+
+// MsgReverted is the BatchRelease's message while it holds a workload put back to the stable revision.
+const MsgReverted = "workload reverted to the stable revision: holding until the release is finalized or replaced"
+
+// revertedUnder: the workload went back to this release's stable revision. The release of the new revision
+// is not this one's to make: the Rollout finalizes it (a rollback at once) or replaces it (a rollback in
+// batches, which must find the pods the release being rolled back updated still on it).
+func revertedUnder(st rolloutsv1beta1.BatchReleaseStatus, w BatchWorld) bool {
+	return !w.RollbackInBatch && st.StableRevision != "" && st.UpdateRevision != st.StableRevision &&
+		w.Workload.UpdateRevision == st.StableRevision
+}
+
+// holdReverted moves no pod: a batch of the stable revision would roll back pods a rollback in batches
+// leaves to its own first step.
+func holdReverted(d BatchDecision, w BatchWorld) BatchDecision {
+	observe(&d.Status, w)
+	d.Status.Message = MsgReverted
+	return d
 }
 
 func finalizeBatches(d BatchDecision, w BatchWorld) BatchDecision {
@@ -212,6 +235,9 @@ func upgrade(d BatchDecision, w BatchWorld) BatchDecision {
 	d.Action = ActionUpgrade
 	d.DesiredUpdated = RollbackTarget(w.Plan, d.Status.CanaryStatus.CurrentBatch, w.Workload.Replicas, d.Status.CanaryStatus.NoNeedUpdateReplicas)
 	d.Share = batchShare(w.Plan, d.Status.CanaryStatus)
+	if n := d.Status.CanaryStatus.NoNeedUpdateReplicas; n != nil {
+		d.Unmoved = min(max(*n, 0), w.Workload.Replicas)
+	}
 	d.RequeueAfter = VerifyInterval
 	return d
 }

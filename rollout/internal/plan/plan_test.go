@@ -448,6 +448,28 @@ func TestRollbackTarget(t *testing.T) {
 	}
 }
 
+// A release whose workload goes back to its stable revision moves no pod: the Rollout finalizes it or replaces
+// it with a rollback in batches; removing batchPartition (finalizing) still works.
+func TestBatchReleaseHoldsARevertedWorkload(t *testing.T) {
+	w := BatchWorld{Now: t0, Plan: brPlan(ptr.To[int32](1), "1", "50%", "100%"),
+		Workload: &WorkloadView{Replicas: 4, Updated: 2, UpdatedReady: 2, StableRevision: "a", UpdateRevision: "a", Consistent: true}}
+	st := rolloutsv1beta1.BatchReleaseStatus{Phase: rolloutsv1beta1.RolloutPhaseProgressing, StableRevision: "a", UpdateRevision: "b",
+		ObservedReleasePlanHash: ReleasePlanHash(w.Plan), ObservedWorkloadReplicas: 4,
+		CanaryStatus: rolloutsv1beta1.BatchReleaseCanaryStatus{CurrentBatch: 1, CurrentBatchState: rolloutsv1beta1.ReadyBatchState}}
+	d := PlanBatchRelease(st, w)
+	if d.Action != "" || d.Status.Message != MsgReverted || d.Status.UpdateRevision != "b" {
+		t.Errorf("reverted: action %q, message %q, updateRevision %q; want none, %q, b", d.Action, d.Status.Message, d.Status.UpdateRevision, MsgReverted)
+	}
+	w.Workload.UpdateRevision = "c"
+	if d := PlanBatchRelease(st, w); d.Action != ActionUpgrade || d.Status.CanaryStatus.CurrentBatch != 0 {
+		t.Errorf("a newer revision: action %q at batch %d; want Upgrade from batch 0", d.Action, d.Status.CanaryStatus.CurrentBatch)
+	}
+	w.Workload.UpdateRevision, w.Plan.BatchPartition = "a", nil
+	if d := PlanBatchRelease(st, w); d.Action != ActionFinalize {
+		t.Errorf("reverted, batchPartition removed: action %q; want Finalize", d.Action)
+	}
+}
+
 // A BatchRelease that rolls back in batches leaves out the pods already on the revision it releases.
 func TestBatchReleaseRollbackInBatch(t *testing.T) {
 	p := brPlan(ptr.To[int32](0), "1", "50%", "100%")
@@ -458,8 +480,9 @@ func TestBatchReleaseRollbackInBatch(t *testing.T) {
 		t.Fatalf("initialize: %q, noNeedUpdateReplicas %v; want Initialize and 6", d.Action, d.Status.CanaryStatus.NoNeedUpdateReplicas)
 	}
 	d = PlanBatchRelease(d.Status, w)
-	if d.Action != ActionUpgrade || d.DesiredUpdated != 7 {
-		t.Errorf("batch 1: %q to %d updated, want Upgrade to 7 (6 left out + 1 of the other 4)", d.Action, d.DesiredUpdated)
+	if d.Action != ActionUpgrade || d.DesiredUpdated != 7 || d.Unmoved != 6 {
+		t.Errorf("batch 1: %q to %d updated (%d unmoved), want Upgrade to 7 (6 left out + 1 of the other 4)",
+			d.Action, d.DesiredUpdated, d.Unmoved)
 	}
 	w.Workload.Updated, w.Workload.UpdatedReady = 7, 7
 	if d = PlanBatchRelease(d.Status, w); d.Status.CanaryStatus.CurrentBatchState != rolloutsv1beta1.ReadyBatchState {

@@ -330,6 +330,7 @@ func (r *Reconciler) act(ctx context.Context, br *rolloutsv1beta1.BatchRelease, 
 		return ctl.UpgradeBatch(ctx, control.Batch{
 			DesiredUpdated: d.DesiredUpdated,
 			Share:          d.Share,
+			Unmoved:        d.Unmoved,
 			PodLabels:      control.BatchPodLabels(br.Spec.ReleasePlan.RolloutID, d.Status.CanaryStatus.CurrentBatch),
 		})
 	case plan.ActionFinalize:
