@@ -35,6 +35,7 @@ func Scenarios() []Scenario {
 		canaryTrafficStep(),
 		cloneSetScale(),
 		cloneSetInPlace(),
+		daemonSetUpdate(),
 		luaEval(),
 		microBenchmarks(),
 	}
