@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -73,8 +74,8 @@ func DaemonSetUpdateRevision(ds *appsv1.DaemonSet, revisions []appsv1.Controller
 	return strings.TrimPrefix(newest.Name, ds.Name+"-")
 }
 
-// daemonSetPods keeps the pods ds controls.
-func daemonSetPods(ds *appsv1.DaemonSet, pods []corev1.Pod) []corev1.Pod {
+// daemonSetPods keeps the pods ds (a native or an Advanced DaemonSet) controls.
+func daemonSetPods(ds metav1.Object, pods []corev1.Pod) []corev1.Pod {
 	var own []corev1.Pod
 	for _, p := range pods {
 		if controlledByUID(p.OwnerReferences, ds) {
@@ -123,6 +124,12 @@ func daemonSetStableRevision(ds *appsv1.DaemonSet, pods []corev1.Pod, update str
 		revs.Canary == update && revs.Stable != "" {
 		return revs.Stable
 	}
+	return commonOldRevision(pods, update)
+}
+
+// commonOldRevision is the most common revision among the pods not on update (ties go to the first name), so
+// that it stays put while the old pods are replaced; update when every pod runs it.
+func commonOldRevision(pods []corev1.Pod, update string) string {
 	counts := map[string]int{}
 	for _, p := range pods {
 		if rev := p.Labels[rolloutsv1beta1.ControllerRevisionHashLabelKey]; rev != "" && rev != update {

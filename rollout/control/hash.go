@@ -1,35 +1,19 @@
 package control
 
 import (
-	"encoding/binary"
-	"fmt"
-	"hash/fnv"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/utils/dump"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/workloads/revision"
 )
 
 // ComputeHash is the pod-template-hash kube-controller-manager gives the ReplicaSet of a Deployment pod
-// template: FNV-32a over the spew dump of the template, then the collision count (when set) as eight
-// little-endian bytes, written as a safe-encoded decimal. The dump includes unexported fields, so hash a
-// template as decoded from the API, before anything formats its quantities.
+// template (revision.TemplateHash).
 func ComputeHash(template *corev1.PodTemplateSpec, collisionCount *int32) string {
-	if template == nil {
-		template = &corev1.PodTemplateSpec{}
-	}
-	hasher := fnv.New32a()
-	_, _ = fmt.Fprintf(hasher, "%v", dump.ForHash(*template))
-	if collisionCount != nil {
-		buf := make([]byte, 8)
-		binary.LittleEndian.PutUint32(buf, uint32(*collisionCount)) //nolint:gosec // kcm hashes the bit pattern
-		_, _ = hasher.Write(buf)
-	}
-	return rand.SafeEncodeString(fmt.Sprint(hasher.Sum32()))
+	return revision.TemplateHash(template, collisionCount)
 }
 
 // EqualIgnoreHash reports whether two pod templates are semantically equal once their pod-template-hash

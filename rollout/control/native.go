@@ -16,16 +16,19 @@ var (
 	StatefulSetKind = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
 	DaemonSetKind   = schema.GroupKind{Group: "apps", Kind: "DaemonSet"}
 	CloneSetKind    = schema.GroupKind{Group: "apps.kruise.io", Kind: "CloneSet"}
+	// AdvancedDaemonSetKind shares its kind name with the native DaemonSet.
+	AdvancedDaemonSetKind = schema.GroupKind{Group: "apps.kruise.io", Kind: "DaemonSet"}
 )
 
 // ErrAdvancedDeploymentOff explains why a partition-style Deployment release cannot run.
 var ErrAdvancedDeploymentOff = errors.New("partition-style Deployment releases need the AdvancedDeployment feature gate " +
 	"(set spec.strategy.canary.enableExtraWorkloadForCanary: true for a canary Deployment instead)")
 
-// RegisterNative registers every control the engine has: those of the native kinds and of CloneSets, and
-// StatefulSet-like partition as the control of any kind nothing else claims (Advanced StatefulSets and
-// StatefulSet-like custom kinds). The kruise kinds' controls are here rather than in their workload modules
-// because the engine releases those kinds when the modules do not run (see the package doc).
+// RegisterNative registers every control the engine has: those of the native kinds, of CloneSets and of
+// Advanced DaemonSets, and StatefulSet-like partition as the control of any kind nothing else claims
+// (Advanced StatefulSets and StatefulSet-like custom kinds). The kruise kinds' controls are here rather than
+// in their workload modules because the engine releases those kinds when the modules do not run (see the
+// package doc).
 func RegisterNative(r *Registry, advancedDeployment bool) error {
 	partitionDeployment := NewDeploymentPartition
 	if !advancedDeployment {
@@ -41,6 +44,8 @@ func RegisterNative(r *Registry, advancedDeployment bool) error {
 		// The engine releases CloneSets whoever runs them: Flotilla's CloneSet module or upstream OpenKruise.
 		r.Register(CloneSetKind, rolloutsv1beta1.PartitionRollingStyle, NewCloneSetPartition),
 		r.Register(CloneSetKind, rolloutsv1beta1.BlueGreenRollingStyle, NewCloneSetBlueGreen),
+		// The fallback would read an Advanced DaemonSet as a StatefulSet: no update revision, no release.
+		r.Register(AdvancedDaemonSetKind, rolloutsv1beta1.PartitionRollingStyle, NewAdvancedDaemonSet),
 	)
 }
 

@@ -37,6 +37,7 @@ func Scenarios() []Scenario {
 		cloneSetInPlace(),
 		statefulSetScale(),
 		statefulSetInPlace(),
+		daemonSetUpdate(),
 		luaEval(),
 		microBenchmarks(),
 	}

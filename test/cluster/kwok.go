@@ -112,12 +112,16 @@ func (c *Cluster) createNodes(ctx context.Context, client kubernetes.Interface) 
 	return nil
 }
 
-// newNode describes node i the way a kubelet registers itself: labels,
-// capacity and addresses; kwok then makes it Ready. Nodes spread over
-// three zones for topology-aware workloads.
+// newNode describes node i of the cluster's own nodes.
 func (c *Cluster) newNode(i int) *corev1.Node {
-	name := fmt.Sprintf("%s%d", NodeNamePrefix, i)
-	pods := c.opts.PodsPerNode
+	return KwokNode(fmt.Sprintf("%s%d", NodeNamePrefix, i), i, c.opts.PodsPerNode)
+}
+
+// KwokNode describes a node kwok drives, the way a kubelet registers itself: labels, capacity (pods pods,
+// 0 for a kubelet's default) and addresses; kwok then makes it Ready and runs its pods. index spreads nodes
+// over three zones and gives each its own address. Tests create such nodes to add nodes to a running
+// cluster, and delete them to remove nodes.
+func KwokNode(name string, index, pods int) *corev1.Node {
 	if pods <= 0 {
 		pods = defaultPodsPerNode
 	}
@@ -134,7 +138,7 @@ func (c *Cluster) newNode(i int) *corev1.Node {
 				corev1.LabelHostname:           name,
 				corev1.LabelOSStable:           "linux",
 				corev1.LabelArchStable:         "amd64",
-				corev1.LabelTopologyZone:       fmt.Sprintf("zone-%c", 'a'+i%3),
+				corev1.LabelTopologyZone:       fmt.Sprintf("zone-%c", 'a'+index%3),
 				corev1.LabelInstanceTypeStable: "kwok",
 				"type":                         "kwok",
 			},
@@ -144,7 +148,7 @@ func (c *Cluster) newNode(i int) *corev1.Node {
 			Capacity:    capacity,
 			Allocatable: capacity,
 			Addresses: []corev1.NodeAddress{
-				{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.255.%d.%d", i/250, i%250+1)},
+				{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.255.%d.%d", index/250%256, index%250+1)},
 				{Type: corev1.NodeHostName, Address: name},
 			},
 		},

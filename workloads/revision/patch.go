@@ -1,5 +1,5 @@
-// Package revision builds ControllerRevisions for template-bearing workloads (CloneSet, Advanced StatefulSet)
-// byte for byte as upstream OpenKruise does, and plans their history. Revision names end up in the
+// Package revision builds ControllerRevisions for template-bearing workloads (CloneSet, Advanced StatefulSet,
+// Advanced DaemonSet) byte for byte as upstream OpenKruise does, and plans their history. Revision names end up in the
 // controller-revision-hash label of every pod, so the same template must give the same name as under
 // upstream, or all pods created by upstream would look outdated after a switch to Flotilla.
 package revision

@@ -12,7 +12,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 )
@@ -53,24 +52,7 @@ func Name(owner, hash string) string {
 // owner's annotations, controlled by the owner. Build data with TemplatePatch and revision with Next.
 func New(owner metav1.Object, ownerGVK schema.GroupVersionKind, templateLabels map[string]string, data []byte,
 	revision int64, collisionCount *int32) (*appsv1.ControllerRevision, error) {
-	if isNil(owner) {
-		return nil, ErrNilOwner
-	}
-	hash := Hash(data, collisionCount)
-	labels := make(map[string]string, len(templateLabels)+1)
-	maps.Copy(labels, templateLabels)
-	labels[HashLabel] = hash
-	return &appsv1.ControllerRevision{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            Name(owner.GetName(), hash),
-			Namespace:       owner.GetNamespace(),
-			Labels:          labels,
-			Annotations:     copyMap(owner.GetAnnotations()),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(owner, ownerGVK)},
-		},
-		Data:     runtime.RawExtension{Raw: data},
-		Revision: revision,
-	}, nil
+	return NewHashed(owner, ownerGVK, templateLabels, data, revision, HashLabel, Hash(data, collisionCount))
 }
 
 // isNil also catches a nil pointer wrapped in the interface, whose methods would dereference it.

@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "cloneset" "nodeagent" "rollout" "statefulset" | toJson -}}
+{{- list "cloneset" "daemonset" "nodeagent" "rollout" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -41,6 +41,8 @@ belongs to the rollout module.
 {{- define "flotilla.webhookModules" -}}
 dcloneset.kb.io: cloneset
 vcloneset.kb.io: cloneset
+ddaemonset.kb.io: daemonset
+vdaemonset.kb.io: daemonset
 mpod.kb.io: cloneset
 mstatefulset.kb.io: statefulset
 vstatefulset.kb.io: statefulset

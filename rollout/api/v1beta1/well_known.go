@@ -121,9 +121,10 @@ const HPADisableSuffix = "-DisableByRollout"
 
 // Revision label keys: the pod label that tells a pod's revision.
 const (
-	// PodTemplateHashLabelKey for Deployment, CloneSet and Advanced DaemonSet.
+	// PodTemplateHashLabelKey for Deployment and CloneSet.
 	PodTemplateHashLabelKey = "pod-template-hash"
-	// ControllerRevisionHashLabelKey for StatefulSet, Advanced StatefulSet and native DaemonSet.
+	// ControllerRevisionHashLabelKey for StatefulSet, Advanced StatefulSet and both DaemonSets (their pods
+	// carry no pod-template-hash).
 	ControllerRevisionHashLabelKey = "controller-revision-hash"
 )
 

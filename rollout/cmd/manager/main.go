@@ -39,6 +39,7 @@ import (
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
+	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/podcache"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	"github.com/flotilla-dev/flotilla/workloads/unreconciled"
@@ -49,6 +50,7 @@ var modules = []module.Module{
 	{Name: "rollout", Kinds: rollout.Kinds, Reconciles: rollout.Reconciles, ConversionCRDs: rollout.ConversionCRDs, Setup: rollout.SetupWithManager},
 	{Name: "cloneset", Kinds: cloneset.Kinds, Reconciles: cloneset.Reconciles, Setup: cloneset.SetupWithManager},
 	{Name: "statefulset", Kinds: statefulset.Kinds, Reconciles: statefulset.Reconciles, Setup: statefulset.SetupWithManager},
+	{Name: "daemonset", Kinds: daemonset.Kinds, Reconciles: daemonset.Reconciles, Setup: daemonset.SetupWithManager},
 	{Name: "nodeagent", Kinds: nodeagent.Kinds, Reconciles: nodeagent.Reconciles, Setup: nodeagent.SetupWithManager},
 }
 

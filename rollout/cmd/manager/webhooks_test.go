@@ -17,6 +17,7 @@ import (
 	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
+	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	statefulsetadmission "github.com/flotilla-dev/flotilla/workloads/statefulset/admission"
 )
@@ -33,6 +34,7 @@ func servedPaths(t *testing.T) []string {
 		rollout.RegisterWebhooks(srv, reader, scheme, rolloutadmission.DefaultOptions()),
 		cloneset.RegisterWebhooks(srv, reader, scheme, pods),
 		statefulset.RegisterWebhooks(srv, reader, scheme, statefulsetadmission.Options{}),
+		daemonset.RegisterWebhooks(srv, scheme),
 		nodeagent.RegisterWebhook(srv, reader, scheme),
 		webhooks.RegisterPodChain(srv, scheme, pods),
 	)
@@ -87,9 +89,9 @@ func TestWebhookConfigurations(t *testing.T) {
 		names = append(names, w.Name)
 		checkCommon(t, w.Name, w.FailurePolicy, w.SideEffects, w.AdmissionReviewVersions, w.NamespaceSelector)
 	}
-	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "mdaemonset.kb.io", "mdaemonset-native.kb.io",
-		"mstatefulset.kb.io", "munifiedworload.kb.io", "mpod.kb.io", "mcontainerrecreaterequest.kb.io", "vrollout.kb.io", "vcloneset.kb.io",
-		"vstatefulset.kb.io"}
+	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "ddaemonset.kb.io", "mdaemonset.kb.io",
+		"mdaemonset-native.kb.io", "mstatefulset.kb.io", "munifiedworload.kb.io", "mpod.kb.io", "mcontainerrecreaterequest.kb.io",
+		"vrollout.kb.io", "vcloneset.kb.io", "vstatefulset.kb.io", "vdaemonset.kb.io"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("webhook names (-want +got):\n%s", diff)
 	}

@@ -49,6 +49,9 @@ type ManagerConfig struct {
 	WebhookNamespace string
 	// ExtraArgs are appended to the command line.
 	ExtraArgs []string
+	// WithoutWebhooks names the webhooks of the configurations to leave out: those of modules the manager
+	// does not run (--enable-modules), whose paths it would not serve.
+	WithoutWebhooks []string
 	// ReadyTimeout bounds the wait for /readyz.
 	ReadyTimeout time.Duration
 }
@@ -82,7 +85,7 @@ func StartManager(ctx context.Context, cfg ManagerConfig) (*Manager, error) {
 	if err := ensureNamespace(ctx, cfg.RestConfig, cfg.WebhookNamespace); err != nil {
 		return nil, err
 	}
-	if err := InstallWebhookConfigurations(ctx, cfg.RestConfig); err != nil {
+	if err := InstallWebhookConfigurations(ctx, cfg.RestConfig, cfg.WithoutWebhooks...); err != nil {
 		return nil, fmt.Errorf("installing webhook configurations: %w", err)
 	}
 	bin, err := managerBinary(ctx, cfg)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,8 +26,9 @@ import (
 const WebhookConfigurationsFile = "charts/flotilla/webhooks/webhook-configurations.yaml"
 
 // InstallWebhookConfigurations creates (or replaces) the admission webhook configurations the way an
-// installation does; the manager's certificate manager then points them at itself.
-func InstallWebhookConfigurations(ctx context.Context, cfg *rest.Config) error {
+// installation does; the manager's certificate manager then points them at itself. The webhooks named in
+// without are left out, as the chart leaves out those of the modules a manager does not run.
+func InstallWebhookConfigurations(ctx context.Context, cfg *rest.Config, without ...string) error {
 	root, err := cluster.RepoRoot()
 	if err != nil {
 		return err
@@ -45,7 +47,7 @@ func InstallWebhookConfigurations(ctx context.Context, cfg *rest.Config) error {
 	}
 	var errs []error
 	for _, doc := range docs {
-		errs = append(errs, installWebhookDoc(ctx, cs, doc))
+		errs = append(errs, installWebhookDoc(ctx, cs, doc, without))
 	}
 	return errors.Join(errs...)
 }
@@ -67,7 +69,7 @@ func splitYAML(raw []byte) ([][]byte, error) {
 	}
 }
 
-func installWebhookDoc(ctx context.Context, cs kubernetes.Interface, doc []byte) error {
+func installWebhookDoc(ctx context.Context, cs kubernetes.Interface, doc []byte, without []string) error {
 	var meta metav1.TypeMeta
 	if err := yaml.Unmarshal(doc, &meta); err != nil {
 		return err
@@ -79,6 +81,7 @@ func installWebhookDoc(ctx context.Context, cs kubernetes.Interface, doc []byte)
 		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
 			return err
 		}
+		obj.Webhooks = slices.DeleteFunc(obj.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return slices.Contains(without, w.Name) })
 		return replace(ctx, obj.Name, func() error { return api.MutatingWebhookConfigurations().Delete(ctx, obj.Name, metav1.DeleteOptions{}) },
 			func() error {
 				_, err := api.MutatingWebhookConfigurations().Create(ctx, obj, metav1.CreateOptions{})
@@ -89,6 +92,7 @@ func installWebhookDoc(ctx context.Context, cs kubernetes.Interface, doc []byte)
 		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
 			return err
 		}
+		obj.Webhooks = slices.DeleteFunc(obj.Webhooks, func(w admissionregistrationv1.ValidatingWebhook) bool { return slices.Contains(without, w.Name) })
 		return replace(ctx, obj.Name, func() error {
 			return api.ValidatingWebhookConfigurations().Delete(ctx, obj.Name, metav1.DeleteOptions{})
 		},

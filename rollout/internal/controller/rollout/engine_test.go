@@ -34,6 +34,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/managertest"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
 var cfg *rest.Config
@@ -43,7 +44,7 @@ func TestMain(m *testing.M) {
 }
 
 func newScheme(t *testing.T) *runtime.Scheme {
-	return managertest.Scheme(t, clientgoscheme.AddToScheme, rolloutsv1beta1.AddToScheme)
+	return managertest.Scheme(t, clientgoscheme.AddToScheme, rolloutsv1beta1.AddToScheme, kruiseappsv1alpha1.AddToScheme)
 }
 
 // startEngine runs the Rollout and BatchRelease controllers in-process until the test ends.
