@@ -157,18 +157,14 @@ func (p *podProgress) observe(at time.Time, obj runtime.Object) {
 // anyPod counts every pod: created.
 func anyPod(*corev1.Pod) bool { return true }
 
-// specImage reports whether the pod's container asks for image.
-func specImage(image string) func(*corev1.Pod) bool {
-	return func(p *corev1.Pod) bool {
-		return len(p.Spec.Containers) > 0 && p.Spec.Containers[0].Image == image
-	}
+// specNewImage reports whether the pod's container asks for the in-place scenarios' new image.
+func specNewImage(p *corev1.Pod) bool {
+	return len(p.Spec.Containers) > 0 && p.Spec.Containers[0].Image == inPlaceImage
 }
 
-// readyOn reports whether the pod is Ready with its container running image.
-func readyOn(image string) func(*corev1.Pod) bool {
-	return func(p *corev1.Pod) bool {
-		return isPodReady(p) && len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].Image == image
-	}
+// readyOnNewImage reports whether the pod is Ready with its container running the new image.
+func readyOnNewImage(p *corev1.Pod) bool {
+	return isPodReady(p) && len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].Image == inPlaceImage
 }
 
 // followPods follows the pods of one workload from now on.

@@ -214,11 +214,12 @@ type replacement struct {
 	OnImage int
 }
 
-func countReplacement(pods []corev1.Pod, before map[types.UID]bool, image string) replacement {
+// countReplacement counts the pods that run the in-place scenarios' new image, and how they got it.
+func countReplacement(pods []corev1.Pod, before map[types.UID]bool) replacement {
 	r := replacement{Pods: len(pods)}
 	for i := range pods {
 		p := &pods[i]
-		on := len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].Image == image
+		on := len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].Image == inPlaceImage
 		if on {
 			r.OnImage++
 		}

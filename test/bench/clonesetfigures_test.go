@@ -226,7 +226,7 @@ func TestCountReplacement(t *testing.T) {
 		containerPod("d", inPlaceImage, 0, true), // recreated
 	}
 	want := replacement{Pods: 4, Kept: 3, InPlace: 1, OnImage: 3}
-	if got := countReplacement(after, before, inPlaceImage); got != want {
+	if got := countReplacement(after, before); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
@@ -251,7 +251,7 @@ func TestCheckReplacement(t *testing.T) {
 }
 
 func TestPodProgress(t *testing.T) {
-	p := newPodProgress(specImage(inPlaceImage), readyOn(inPlaceImage))
+	p := newPodProgress(specNewImage, readyOnNewImage)
 	p.old[types.UID("old")] = true
 	events := []corev1.Pod{
 		containerPod("old", inPlaceImage, 1, true),

@@ -112,7 +112,7 @@ func runUpdate(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc, n
 	defer cancel()
 	env.Logf("%s: changing the image (%s)", name, kind)
 	w, phase, err := timeWorkloadChange(ctx, env, kcm, timedChange{
-		namespace: inPlaceNamespace, name: name, pods: newPodProgress(specImage(inPlaceImage), readyOn(inPlaceImage)),
+		namespace: inPlaceNamespace, name: name, pods: newPodProgress(specNewImage, readyOnNewImage),
 		status: func(ctx context.Context, m *marks) (*follower, error) {
 			return followCloneSet(ctx, dyn, inPlaceNamespace, name, generationsWhere(cloneSetUpdated, m))
 		},
@@ -167,7 +167,7 @@ func replacementOf(ctx context.Context, env *Env, name string, before map[types.
 	if err != nil {
 		return replacement{}, err
 	}
-	return countReplacement(pods, before, inPlaceImage), nil
+	return countReplacement(pods, before), nil
 }
 
 // checkReplacement fails a run whose pods did not change the way its

@@ -103,7 +103,7 @@ func runDaemonSet(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc
 		return run, err
 	}
 	after, err := daemonSetPods(ctx, env, name)
-	run.Pods = countReplacement(after, uidsOf(pods), inPlaceImage)
+	run.Pods = countReplacement(after, uidsOf(pods))
 	if err != nil {
 		return run, err
 	}
@@ -119,7 +119,7 @@ func timeDaemonSetChange(ctx context.Context, env *Env, dyn dynamic.Interface, k
 	defer cancel()
 	env.Logf("%s (%s): changing the image", name, run.Kind)
 	w, phase, err := timeWorkloadChange(ctx, env, kcm, timedChange{
-		namespace: daemonSetNamespace, name: name, pods: newPodProgress(specImage(inPlaceImage), readyOn(inPlaceImage)),
+		namespace: daemonSetNamespace, name: name, pods: newPodProgress(specNewImage, readyOnNewImage),
 		status: func(ctx context.Context, m *marks) (*follower, error) {
 			return followDaemonSet(ctx, dyn, resource, name, m)
 		},

@@ -88,7 +88,7 @@ func timeSetUpdate(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Pro
 	defer cancel()
 	env.Logf("%s: changing the image (%s)", name, run.Policy)
 	w, phase, err := timeWorkloadChange(ctx, env, kcm, timedChange{
-		namespace: statefulSetInPlaceNamespace, name: name, pods: newPodProgress(specImage(inPlaceImage), readyOn(inPlaceImage)),
+		namespace: statefulSetInPlaceNamespace, name: name, pods: newPodProgress(specNewImage, readyOnNewImage),
 		status: func(ctx context.Context, m *marks) (*follower, error) {
 			return followAdvancedStatefulSet(ctx, dyn, statefulSetInPlaceNamespace, name, setGenerationsWhere(setUpdated, m))
 		},
@@ -109,7 +109,7 @@ func timeSetUpdate(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Pro
 	if err != nil {
 		return fmt.Errorf("listing the pods of %s: %w", name, err)
 	}
-	run.Pods = countReplacement(list.Items, before, inPlaceImage)
+	run.Pods = countReplacement(list.Items, before)
 	return nil
 }
 
