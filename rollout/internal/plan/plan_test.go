@@ -521,3 +521,38 @@ func TestBatchFailureStallsFinalising(t *testing.T) {
 		t.Errorf("still Stalled once the BatchRelease completed: %+v", d.Status.Conditions)
 	}
 }
+
+// A Rollout whose first reconcile finds its workload already marked for a release (the template changed
+// before the Rollout had a status) must release that revision through its steps: the revision was never
+// released, so the mark is not one left behind.
+func TestFirstReconcileOfAMarkedWorkloadStartsTheRelease(t *testing.T) {
+	tests := []struct {
+		name     string
+		workload WorkloadObs
+		want     rolloutsv1beta1.RolloutPhase
+		release  bool
+	}{
+		{name: "marked for a new revision",
+			workload: WorkloadObs{InProgressing: true, StableRevision: "v1", UpdateRevision: "v2", Replicas: 3, Generation: 3, Consistent: true},
+			want:     rolloutsv1beta1.RolloutPhaseProgressing},
+		{name: "not marked",
+			workload: WorkloadObs{StableRevision: "v1", UpdateRevision: "v1", Replicas: 3, Generation: 1, Consistent: true},
+			want:     rolloutsv1beta1.RolloutPhaseHealthy},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := rolloutsv1beta1.RolloutSpec{Strategy: rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{
+				Steps: []rolloutsv1beta1.CanaryStep{replicas("1"), replicas("100%")}}}}
+			wl := tt.workload
+			d := PlanRollout(rolloutsv1beta1.RolloutStatus{}, RolloutWorld{Now: t0, Generation: 1, Spec: spec, Workload: &wl, NoTraffic: true})
+			if d.Status.Phase != tt.want || d.ReleaseWorkload {
+				t.Fatalf("phase %s, releases the workload %v; want %s without releasing it", d.Status.Phase, d.ReleaseWorkload, tt.want)
+			}
+			sub := d.Status.GetSubStatus()
+			if tt.want == rolloutsv1beta1.RolloutPhaseProgressing &&
+				(sub.CurrentStepIndex != 1 || sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted || d.Plan == nil) {
+				t.Errorf("step %d %s, plan %v: want step 1 in progress with a BatchRelease", sub.CurrentStepIndex, sub.CurrentStepState, d.Plan)
+			}
+		})
+	}
+}

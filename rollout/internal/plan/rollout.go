@@ -287,7 +287,10 @@ func finalising(st rolloutsv1beta1.RolloutStatus) bool {
 func becomeHealthy(d *RolloutDecision, w RolloutWorld) {
 	d.Status.Phase = rolloutsv1beta1.RolloutPhaseHealthy
 	d.Status.Message = MsgHealthy
-	if d.Status.GetSubStatus() == nil {
+	// A workload already marked for a release (its template changed before this Rollout had a status) runs
+	// a revision nobody released: recording it as completed would let planHealthy take the mark for one
+	// left behind and report a release that never happened. planHealthy starts that release instead.
+	if d.Status.GetSubStatus() == nil && !w.Workload.InProgressing {
 		setSubStatus(&d.Status, w, completedFor(w))
 	}
 }
