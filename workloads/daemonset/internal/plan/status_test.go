@@ -42,6 +42,50 @@ func TestCount(t *testing.T) {
 	}
 }
 
+// A node counts by its oldest pod, as kube ranks them; of pods created in the same second, another revision's
+// goes before an updated one, which a surge created beside it.
+func TestOldest(t *testing.T) {
+	tests := []struct {
+		name string
+		pods []*corev1.Pod
+		want string
+	}{
+		{name: "the older pod, whatever its revision",
+			pods: []*corev1.Pod{pod("new", "n0", "v2", 1), pod("old", "n0", "v1", 9)}, want: "old"},
+		{name: "an updated pod older than the other revision's (a rollback)",
+			pods: []*corev1.Pod{pod("b", "n0", "v1", 1), pod("a", "n0", "v2", 9)}, want: "a"},
+		{name: "same second: the old revision's pod, though the surge's new pod sorts first by name",
+			pods: []*corev1.Pod{pod("a-new", "n0", "v2", 5, notReady), pod("z-old", "n0", "v1", 5)}, want: "z-old"},
+		{name: "same second: the old revision's pod while it terminates",
+			pods: []*corev1.Pod{pod("a-new", "n0", "v2", 5), pod("z-old", "n0", "v1", 5, deleting)}, want: "z-old"},
+		{name: "same second: past every updated pod of that second",
+			pods: []*corev1.Pod{pod("a-new", "n0", "v2", 5), pod("b-new", "n0", "v2", 5), pod("z-old", "n0", "v1", 5)}, want: "z-old"},
+		{name: "same second and revision: by name, as kube",
+			pods: []*corev1.Pod{pod("b", "n0", "v1", 5), pod("a", "n0", "v1", 5)}, want: "a"},
+		{name: "an older updated pod keeps its rank over a later second's tie",
+			pods: []*corev1.Pod{pod("c-old", "n0", "v1", 5), pod("b-new", "n0", "v2", 5), pod("a-new", "n0", "v2", 9)}, want: "a-new"},
+		{name: "a bound pod outranks an unbound one of the same second",
+			pods: []*corev1.Pod{pod("a-new", "n0", "v2", 5), pod("z-old", "n0", "v1", 5, unbound)}, want: "a-new"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := (Revision{Hash: "v2"}).oldest(tt.pods).Name; got != tt.want {
+				t.Errorf("oldest = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// A surge whose new pod shares its old pod's creation second: the node stays available, and not yet updated,
+// until the old pod goes.
+func TestCountSurgeWithinASecond(t *testing.T) {
+	pods := map[string][]*corev1.Pod{"n0": {pod("a-new", "n0", "v2", 0, notReady), pod("z-old", "n0", "v1", 0)}}
+	want := Counts{Desired: 1, Current: 1, Ready: 1, Available: 1}
+	if diff := cmp.Diff(want, Count(input(nodes(1), pods, rolling(0, 1)))); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+}
+
 func TestConditions(t *testing.T) {
 	earlier := metav1.NewTime(t0.Add(-time.Hour))
 	foreign := appsv1.DaemonSetCondition{Type: "Example", Status: corev1.ConditionTrue, LastTransitionTime: earlier}
