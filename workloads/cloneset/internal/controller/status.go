@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/statuspatch"
 )
 
 // writeStatus recomputes the status from the pods the reconcile started with (the next reconcile, woken
@@ -60,7 +60,7 @@ func (r *Reconciler) recordDeadline(cs *kruiseappsv1alpha1.CloneSet, next *kruis
 // leave out the counters that stay 0, which the schema requires) and removes the fields next omits when
 // empty (updatedAvailableReplicas 0 is absent, as upstream writes it), which a merge patch would keep.
 func (r *Reconciler) patchStatus(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, next kruiseappsv1alpha1.CloneSetStatus) error {
-	patch, err := replacingPatch(cs.Status, next)
+	patch, err := statuspatch.Replacing(cs.Status, next)
 	if err != nil {
 		return err
 	}
@@ -69,36 +69,6 @@ func (r *Reconciler) patchStatus(ctx context.Context, cs *kruiseappsv1alpha1.Clo
 		return fmt.Errorf("patch status: %w", client.IgnoreNotFound(err))
 	}
 	return nil
-}
-
-// replacingPatch is the merge patch that turns status old into next: next whole, and null for each field
-// only old has.
-func replacingPatch(old, next kruiseappsv1alpha1.CloneSetStatus) ([]byte, error) {
-	var oldFields, nextFields map[string]any
-	if err := roundTrip(old, &oldFields); err != nil {
-		return nil, err
-	}
-	if err := roundTrip(next, &nextFields); err != nil {
-		return nil, err
-	}
-	for k := range oldFields {
-		if _, ok := nextFields[k]; !ok {
-			nextFields[k] = nil
-		}
-	}
-	raw, err := json.Marshal(map[string]any{"status": nextFields})
-	if err != nil {
-		return nil, fmt.Errorf("encode status: %w", err)
-	}
-	return raw, nil
-}
-
-func roundTrip(in any, out *map[string]any) error {
-	raw, err := json.Marshal(in)
-	if err != nil {
-		return fmt.Errorf("encode status: %w", err)
-	}
-	return json.Unmarshal(raw, out)
 }
 
 // failed records a failure that stopped the reconcile before any pod was touched: a condition and a

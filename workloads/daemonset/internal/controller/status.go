@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/statuspatch"
 )
 
 // Reasons of the Stalled condition, which are also the reasons of the Warning events of the same failures.
@@ -100,7 +100,7 @@ func failureOf(err error) *plan.Failure {
 // patchStatus replaces the DaemonSet's status with next: the whole status, and null for each field next
 // leaves out (a count of 0 omitted, as upstream writes it), which a merge patch would otherwise keep.
 func (r *Reconciler) patchStatus(ctx context.Context, ds *kruiseappsv1alpha1.DaemonSet, next kruiseappsv1alpha1.DaemonSetStatus) error {
-	patch, err := replacingPatch(ds.Status, next)
+	patch, err := statuspatch.Replacing(ds.Status, next)
 	if err != nil {
 		return err
 	}
@@ -109,32 +109,4 @@ func (r *Reconciler) patchStatus(ctx context.Context, ds *kruiseappsv1alpha1.Dae
 		return fmt.Errorf("patch status: %w", client.IgnoreNotFound(err))
 	}
 	return nil
-}
-
-func replacingPatch(old, next kruiseappsv1alpha1.DaemonSetStatus) ([]byte, error) {
-	var oldFields, nextFields map[string]any
-	if err := roundTrip(old, &oldFields); err != nil {
-		return nil, err
-	}
-	if err := roundTrip(next, &nextFields); err != nil {
-		return nil, err
-	}
-	for k := range oldFields {
-		if _, ok := nextFields[k]; !ok {
-			nextFields[k] = nil
-		}
-	}
-	raw, err := json.Marshal(map[string]any{"status": nextFields})
-	if err != nil {
-		return nil, fmt.Errorf("encode status: %w", err)
-	}
-	return raw, nil
-}
-
-func roundTrip(in any, out *map[string]any) error {
-	raw, err := json.Marshal(in)
-	if err != nil {
-		return fmt.Errorf("encode status: %w", err)
-	}
-	return json.Unmarshal(raw, out)
 }

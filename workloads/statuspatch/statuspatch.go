@@ -1,0 +1,44 @@
+// Package statuspatch builds the status patches the workload controllers send. A workload's status is written
+// whole: a diff would leave out the counters that stay 0, which the schemas require, and a plain merge patch
+// would keep fields the new status omits when empty.
+package statuspatch
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Replacing is the merge patch that turns status old into next: next whole, and null for each top-level field
+// only old has.
+func Replacing(old, next any) ([]byte, error) {
+	oldFields, err := fieldsOf(old)
+	if err != nil {
+		return nil, err
+	}
+	nextFields, err := fieldsOf(next)
+	if err != nil {
+		return nil, err
+	}
+	for k := range oldFields {
+		if _, ok := nextFields[k]; !ok {
+			nextFields[k] = nil
+		}
+	}
+	raw, err := json.Marshal(map[string]any{"status": nextFields})
+	if err != nil {
+		return nil, fmt.Errorf("encode status: %w", err)
+	}
+	return raw, nil
+}
+
+func fieldsOf(status any) (map[string]any, error) {
+	raw, err := json.Marshal(status)
+	if err != nil {
+		return nil, fmt.Errorf("encode status: %w", err)
+	}
+	fields := map[string]any{}
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, fmt.Errorf("decode status: %w", err)
+	}
+	return fields, nil
+}

@@ -1,0 +1,46 @@
+package statuspatch
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type status struct {
+	Replicas       int32  `json:"replicas"`
+	UpdateRevision string `json:"updateRevision,omitempty"`
+	LabelSelector  string `json:"labelSelector,omitempty"`
+}
+
+func TestReplacing(t *testing.T) {
+	for name, tc := range map[string]struct {
+		old, next status
+		want      map[string]any
+	}{
+		"zero counters are written": {status{Replicas: 3}, status{},
+			map[string]any{"replicas": 0.0}},
+		"a field next omits is removed": {status{Replicas: 1, UpdateRevision: "r1", LabelSelector: "app=a"}, status{Replicas: 1, LabelSelector: "app=a"},
+			map[string]any{"replicas": 1.0, "labelSelector": "app=a", "updateRevision": nil}},
+		"new fields are set": {status{}, status{Replicas: 2, UpdateRevision: "r2"},
+			map[string]any{"replicas": 2.0, "updateRevision": "r2"}},
+	} {
+		raw, err := Replacing(tc.old, tc.next)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var got map[string]map[string]any
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if diff := cmp.Diff(tc.want, got["status"]); diff != "" {
+			t.Errorf("%s: patch (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+func TestReplacingRejectsWhatJSONCannotEncode(t *testing.T) {
+	if _, err := Replacing(status{}, map[string]any{"f": func() {}}); err == nil {
+		t.Error("a status JSON cannot encode gave no error")
+	}
+}
