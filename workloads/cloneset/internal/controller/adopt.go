@@ -10,9 +10,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
+	"github.com/flotilla-dev/flotilla/workloads/orphans"
 )
 
 const (
@@ -118,4 +121,11 @@ func disown(p *corev1.Pod, cs *kruiseappsv1alpha1.CloneSet) bool {
 	changed := len(refs) != len(p.OwnerReferences)
 	p.OwnerReferences = refs
 	return changed
+}
+
+// adopters maps an orphan pod's events to the CloneSets that may adopt it: claimPods adopts only when a
+// reconcile runs, and Owns maps no event of a pod without a controller.
+func (r *Reconciler) adopters() handler.EventHandler {
+	return orphans.Handler(orphans.From(r.Client, func() client.ObjectList { return &kruiseappsv1alpha1.CloneSetList{} },
+		func(cs *kruiseappsv1alpha1.CloneSet) *metav1.LabelSelector { return cs.Spec.Selector }))
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -22,6 +23,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
+	"github.com/flotilla-dev/flotilla/workloads/orphans"
 )
 
 // ControllerName names the controller, its logs and the source of its events (upstream's).
@@ -69,7 +71,8 @@ type Reconciler struct {
 	pods *cacheindex.Pods
 }
 
-// SetupWithManager registers the controller: it watches CloneSets and the pods and claims they own.
+// SetupWithManager registers the controller: it watches CloneSets, the pods and claims they own and the
+// orphan pods they may adopt.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr)
 	pods, err := cacheindex.IndexPods(mgr, podControllerIndex, podController)
@@ -86,6 +89,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		For(&kruiseappsv1alpha1.CloneSet{}).
 		Owns(&corev1.Pod{}).
+		Watches(&corev1.Pod{}, r.adopters(), builder.WithPredicates(orphans.Predicate)).
 		Owns(&corev1.PersistentVolumeClaim{}).
 		Complete(r)
 }

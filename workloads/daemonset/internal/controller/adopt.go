@@ -10,10 +10,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/orphans"
 )
 
 const (
@@ -104,4 +107,11 @@ func disown(p *corev1.Pod, ds *kruiseappsv1alpha1.DaemonSet) bool {
 	changed := len(refs) != len(p.OwnerReferences)
 	p.OwnerReferences = refs
 	return changed
+}
+
+// adopters maps an orphan pod's events to the DaemonSets that may adopt it: claimPods adopts only when a
+// reconcile runs, and Owns maps no event of a pod without a controller.
+func (r *Reconciler) adopters() handler.EventHandler {
+	return orphans.Handler(orphans.From(r.Client, func() client.ObjectList { return &kruiseappsv1alpha1.DaemonSetList{} },
+		func(ds *kruiseappsv1alpha1.DaemonSet) *metav1.LabelSelector { return ds.Spec.Selector }))
 }

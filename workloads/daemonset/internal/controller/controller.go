@@ -26,6 +26,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
+	"github.com/flotilla-dev/flotilla/workloads/orphans"
 )
 
 // ControllerName names the controller, its logs and the source of its events (upstream's).
@@ -62,7 +63,8 @@ type Reconciler struct {
 	pods       *cacheindex.Pods
 }
 
-// SetupWithManager registers the controller: it watches Advanced DaemonSets, the pods they own and the nodes.
+// SetupWithManager registers the controller: it watches Advanced DaemonSets, the pods they own or may adopt
+// and the nodes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr)
 	pods, err := cacheindex.IndexPods(mgr, podControllerIndex, podController)
@@ -79,6 +81,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		For(&kruiseappsv1alpha1.DaemonSet{}).
 		Owns(&corev1.Pod{}).
+		Watches(&corev1.Pod{}, r.adopters(), builder.WithPredicates(orphans.Predicate)).
 		Owns(&appsv1.ControllerRevision{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allDaemonSets), builder.WithPredicates(nodeChanged)).
 		Complete(r)

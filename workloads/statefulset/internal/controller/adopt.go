@@ -10,9 +10,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
+	"github.com/flotilla-dev/flotilla/workloads/orphans"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
 )
 
@@ -115,4 +118,11 @@ func disown(p *corev1.Pod, set *kruiseappsv1beta1.StatefulSet) bool {
 	changed := len(refs) != len(p.OwnerReferences)
 	p.OwnerReferences = refs
 	return changed
+}
+
+// adopters maps an orphan pod's events to the sets that may adopt it: claimPods adopts only when a
+// reconcile runs, and Owns maps no event of a pod without a controller.
+func (r *Reconciler) adopters() handler.EventHandler {
+	return orphans.Handler(orphans.From(r.Client, func() client.ObjectList { return &kruiseappsv1beta1.StatefulSetList{} },
+		func(set *kruiseappsv1beta1.StatefulSet) *metav1.LabelSelector { return set.Spec.Selector }))
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -23,6 +24,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
 	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
+	"github.com/flotilla-dev/flotilla/workloads/orphans"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
 )
 
@@ -70,8 +72,8 @@ type Reconciler struct {
 	pods *cacheindex.Pods
 }
 
-// SetupWithManager registers the controller: it watches Advanced StatefulSets, the pods they own and the
-// claims they created.
+// SetupWithManager registers the controller: it watches Advanced StatefulSets, the pods they own or may adopt
+// and the claims they created.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr)
 	pods, err := cacheindex.IndexPods(mgr, podControllerIndex, podController)
@@ -84,6 +86,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		For(&kruiseappsv1beta1.StatefulSet{}).
 		Owns(&corev1.Pod{}).
+		Watches(&corev1.Pod{}, r.adopters(), builder.WithPredicates(orphans.Predicate)).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(claimOwner)).
 		Complete(r)
 }

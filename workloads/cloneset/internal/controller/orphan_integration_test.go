@@ -1,0 +1,48 @@
+package controller
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// holdFinalizer keeps a test's pod readable after the controller deletes it.
+const holdFinalizer = "flotilla.dev/test-hold"
+
+// held creates the pod with holdFinalizer and removes the finalizer when the test ends.
+func held(t *testing.T, c client.Client, p *corev1.Pod) {
+	t.Helper()
+	p.Finalizers = append(p.Finalizers, holdFinalizer)
+	create(t, c, p)
+	t.Cleanup(func() {
+		patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`))
+		if err := c.Patch(context.Background(), p, patch); client.IgnoreNotFound(err) != nil {
+			t.Errorf("releasing pod %s: %v", p.Name, err)
+		}
+	})
+}
+
+// An orphan that appears once the CloneSet has settled (a pod another workload released, or one the cache
+// showed late) is adopted then, not at the CloneSet's next unrelated event.
+func TestAdoptsAnOrphanAfterSettling(t *testing.T) {
+	c := startController(t)
+	ns := newNamespace(t, c)
+	cs := newCloneSet(ns, "late", 1, "nginx:1")
+	create(t, c, cs)
+	settled(t, c, cs, 1)
+	// Adopted, it is a pod too many, which the CloneSet may delete: held, it keeps its owner to be read.
+	orphan := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "released", Labels: map[string]string{"app": "late"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "nginx:1"}}},
+	}
+	held(t, c, orphan)
+	eventually(t, "the orphan adopted", func(ctx context.Context) (bool, error) {
+		p := &corev1.Pod{}
+		err := c.Get(ctx, client.ObjectKeyFromObject(orphan), p)
+		ref := metav1.GetControllerOf(p)
+		return err == nil && ref != nil && ref.UID == cs.UID, err
+	})
+}
