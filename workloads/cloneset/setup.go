@@ -29,7 +29,7 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 	if err := newReconciler(opts.Features).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CloneSet controller: %w", err)
 	}
-	if err := podreadiness.SetupWithManager(mgr); err != nil {
+	if err := podreadiness.SetupWithManager(mgr, Reconciles...); err != nil {
 		return fmt.Errorf("setting up the pod readiness controller: %w", err)
 	}
 	// The pod webhook injects a gate the pod readiness controller above initialises: both or neither.

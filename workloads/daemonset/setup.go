@@ -29,7 +29,7 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, _ module.Options) 
 	if err := (&controller.Reconciler{}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DaemonSet controller: %w", err)
 	}
-	if err := podreadiness.SetupWithManager(mgr); err != nil {
+	if err := podreadiness.SetupWithManager(mgr, Reconciles...); err != nil {
 		return fmt.Errorf("setting up the pod readiness controller: %w", err)
 	}
 	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetScheme())

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -28,29 +29,63 @@ const conflictRetry = 100 * time.Millisecond
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
 
-// registered holds the managers the controller runs in, so that every workload module relying on the gate
-// can call SetupWithManager.
+// registered maps each manager the controller runs in to the kinds left to their own controllers, so that
+// every workload module relying on the gate can call SetupWithManager.
 var registered sync.Map
 
 // SetupWithManager registers the controller that gives every pod declaring the KruisePodReady gate its
 // condition, True, so that the gate does not keep a pod nobody holds not ready. Only pods that need it
-// reach the work queue. Calling it again with the same manager does nothing.
-func SetupWithManager(mgr ctrl.Manager) error {
-	if _, done := registered.LoadOrStore(mgr, true); done {
+// reach the work queue. Pods controlled by a kind in selfInitialising are left to that kind's controller,
+// which writes the condition with the new pod's first status patch (and again until its cache shows it): a
+// second writer would only race it, one conflict or one redundant write per pod. Calling it again with the
+// same manager adds its kinds and sets up nothing more.
+func SetupWithManager(mgr ctrl.Manager, selfInitialising ...schema.GroupKind) error {
+	v, loaded := registered.LoadOrStore(mgr, &ownerKinds{kinds: map[schema.GroupKind]bool{}})
+	owners := v.(*ownerKinds)
+	owners.add(selfInitialising)
+	if loaded {
 		return nil
 	}
-	if err := setup(mgr); err != nil {
+	if err := setup(mgr, owners); err != nil {
 		registered.Delete(mgr)
 		return err
 	}
 	return nil
 }
 
-func setup(mgr ctrl.Manager) error {
+// ownerKinds is the set of controller kinds whose pods the controller leaves alone.
+type ownerKinds struct {
+	mu    sync.RWMutex
+	kinds map[schema.GroupKind]bool
+}
+
+func (o *ownerKinds) add(kinds []schema.GroupKind) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, k := range kinds {
+		o.kinds[k] = true
+	}
+}
+
+// needsController: the pod lacks the condition and no controller of its own gives it one.
+func (o *ownerKinds) needsController(pod *corev1.Pod) bool {
+	if !NeedsCondition(pod) {
+		return false
+	}
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil {
+		return true
+	}
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return !o.kinds[schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()]
+}
+
+func setup(mgr ctrl.Manager, owners *ownerKinds) error {
 	r := &reconciler{client: mgr.GetClient(), clock: clock.RealClock{}}
 	needs := predicate.NewPredicateFuncs(func(obj client.Object) bool {
 		pod, ok := obj.(*corev1.Pod)
-		return ok && NeedsCondition(pod)
+		return ok && owners.needsController(pod)
 	})
 	err := builder.ControllerManagedBy(mgr).
 		Named(ControllerName).

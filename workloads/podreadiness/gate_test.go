@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
@@ -97,6 +98,37 @@ func TestInitCondition(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, tc.pod.Status.Conditions); diff != "" {
 				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNeedsController(t *testing.T) {
+	owners := &ownerKinds{kinds: map[schema.GroupKind]bool{}}
+	owners.add([]schema.GroupKind{{Group: "apps.kruise.io", Kind: "Owner"}})
+	gated := func(p *corev1.Pod) *corev1.Pod {
+		p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: pub.KruisePodReadyConditionType}}
+		return p
+	}
+	withCondition := gated(&corev1.Pod{})
+	withCondition.Status.Conditions = []corev1.PodCondition{{Type: pub.KruisePodReadyConditionType, Status: corev1.ConditionTrue}}
+	cases := []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{name: "no gate", pod: &corev1.Pod{}},
+		{name: "condition already there", pod: withCondition},
+		{name: "no controller", pod: gated(&corev1.Pod{}), want: true},
+		{name: "controlled by a kind that initialises its own pods", pod: gated(ownedBy("apps.kruise.io/v1alpha1", true))},
+		{name: "same kind in another version", pod: gated(ownedBy("apps.kruise.io/v1beta1", true))},
+		{name: "owned, not controlled, by that kind", pod: gated(ownedBy("apps.kruise.io/v1alpha1", false)), want: true},
+		{name: "controlled by another group's kind", pod: gated(ownedBy("example.com/v1", true)), want: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := owners.needsController(tc.pod); got != tc.want {
+				t.Errorf("needsController = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -32,7 +32,7 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 	if err := newReconciler(opts.Features).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Advanced StatefulSet controller: %w", err)
 	}
-	if err := podreadiness.SetupWithManager(mgr); err != nil {
+	if err := podreadiness.SetupWithManager(mgr, Reconciles...); err != nil {
 		return fmt.Errorf("setting up the pod readiness controller: %w", err)
 	}
 	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), admissionOptions(opts.Features))

@@ -11,6 +11,7 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
+	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 )
 
 // refresh moves every pod along what it is already doing: an in-place update the kubelet finished becomes
@@ -58,8 +59,9 @@ type inPlaceFinish struct {
 // InPlaceUpdateReady back to True once the kubelet runs every updated container.
 func (r *Reconciler) finishInPlace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, p *corev1.Pod) (inPlaceFinish, error) {
 	at := metav1.NewTime(r.Clock.Now())
-	if inplaceupdate.Uninitialized(p) {
-		// A pod whose creation-time write failed, or created before this controller ran.
+	if inplaceupdate.Uninitialized(p) || podreadiness.NeedsCondition(p) {
+		// A pod whose creation-time write failed, or created before this controller ran: the pod readiness
+		// controller leaves the CloneSet's pods to it.
 		return inPlaceFinish{done: true, status: initReadiness(at)}, nil
 	}
 	if inplaceupdate.Ready(p) {
