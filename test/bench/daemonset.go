@@ -29,13 +29,21 @@ const (
 	// daemonSetRatioTarget bounds the Advanced DaemonSet's update time over the native DaemonSet's (issue 21).
 	daemonSetRatioTarget = 1.15
 	kindNativeDaemonSet  = "DaemonSet"
+	// kindGatedDaemonSet is the native DaemonSet whose pods carry one readiness gate, as an Advanced DaemonSet's
+	// pods carry KruisePodReady, set True by the harness: what the gate costs with no controller's work.
+	kindGatedDaemonSet   = "GatedDaemonSet"
 	kindAdvancedStandard = "Advanced DaemonSet (Standard)"
 	kindAdvancedInPlace  = "Advanced DaemonSet (InPlaceIfPossible)"
 )
 
-// daemonSetOrder runs native and Standard alternately (A B A B), each on a fresh DaemonSet deleted before the
-// next, so that the cluster's drift falls on both alike; the in-place variant runs last.
-var daemonSetOrder = []string{kindNativeDaemonSet, kindAdvancedStandard, kindNativeDaemonSet, kindAdvancedStandard, kindAdvancedInPlace}
+// daemonSetOrder alternates the native, Standard and gated runs, each on a fresh DaemonSet deleted before the
+// next, so that the cluster's drift falls on all alike; the in-place variant runs last.
+var daemonSetOrder = []string{kindNativeDaemonSet, kindAdvancedStandard, kindGatedDaemonSet, kindAdvancedStandard,
+	kindNativeDaemonSet, kindGatedDaemonSet, kindAdvancedInPlace}
+
+// daemonSetGate is the gated DaemonSet's one readiness gate, its own so that no controller of the manager
+// writes it.
+var daemonSetGate = benchGates[:1]
 
 var (
 	daemonSetsResource         = appsv1.SchemeGroupVersion.WithResource("daemonsets")
@@ -89,6 +97,13 @@ func runDaemonSetUpdate(ctx context.Context, env *Env, res *Result) error {
 func runDaemonSet(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc, name, kind string) (daemonSetRun, error) {
 	run := daemonSetRun{Kind: kind}
 	ds := daemonSetKinds[kind]
+	if ds.gated {
+		stop, err := settleGates(ctx, env.Kube, daemonSetNamespace, name, daemonSetGate)
+		if err != nil {
+			return run, err
+		}
+		defer func() { _, _ = stop() }() // its writes are the harness's, not the run's
+	}
 	if err := ds.create(ctx, dyn, name); err != nil {
 		return run, err
 	}
@@ -141,23 +156,36 @@ func timeDaemonSetChange(ctx context.Context, env *Env, dyn dynamic.Interface, k
 	return run, err
 }
 
-// daemonSetKind creates one kind of DaemonSet of the harness's pod.
+// daemonSetKind creates one kind of DaemonSet of the harness's pod; gated ones need the harness to settle
+// their pods' gate.
 type daemonSetKind struct {
 	resource schema.GroupVersionResource
 	create   func(ctx context.Context, dyn dynamic.Interface, name string) error
+	gated    bool
 }
 
 var daemonSetKinds = map[string]daemonSetKind{
-	kindNativeDaemonSet:  {daemonSetsResource, createNativeDaemonSet},
-	kindAdvancedStandard: {advancedDaemonSetsResource, createAdvancedDaemonSet(kruiseappsv1alpha1.StandardRollingUpdateType)},
-	kindAdvancedInPlace:  {advancedDaemonSetsResource, createAdvancedDaemonSet(kruiseappsv1alpha1.InplaceRollingUpdateType)},
+	kindNativeDaemonSet:  {resource: daemonSetsResource, create: createNativeDaemonSet(nil)},
+	kindGatedDaemonSet:   {resource: daemonSetsResource, create: createNativeDaemonSet(daemonSetGate), gated: true},
+	kindAdvancedStandard: {resource: advancedDaemonSetsResource, create: createAdvancedDaemonSet(kruiseappsv1alpha1.StandardRollingUpdateType)},
+	kindAdvancedInPlace:  {resource: advancedDaemonSetsResource, create: createAdvancedDaemonSet(kruiseappsv1alpha1.InplaceRollingUpdateType)},
 }
 
 var tenPercent = intstr.FromString("10%")
 
-func createNativeDaemonSet(ctx context.Context, dyn dynamic.Interface, name string) error {
+func createNativeDaemonSet(gates []corev1.PodConditionType) func(context.Context, dynamic.Interface, string) error {
+	return func(ctx context.Context, dyn dynamic.Interface, name string) error {
+		ds := nativeDaemonSet(name)
+		for _, g := range gates {
+			ds.Spec.Template.Spec.ReadinessGates = append(ds.Spec.Template.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: g})
+		}
+		return createObject(ctx, dyn, daemonSetsResource, ds)
+	}
+}
+
+func nativeDaemonSet(name string) *appsv1.DaemonSet {
 	labels := workloadLabels(daemonSetNamespace, name)
-	ds := &appsv1.DaemonSet{
+	return &appsv1.DaemonSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: daemonSetNamespace, Labels: labels},
 		Spec: appsv1.DaemonSetSpec{
@@ -167,7 +195,6 @@ func createNativeDaemonSet(ctx context.Context, dyn dynamic.Interface, name stri
 				RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: &tenPercent}},
 		},
 	}
-	return createObject(ctx, dyn, daemonSetsResource, ds)
 }
 
 func createAdvancedDaemonSet(t kruiseappsv1alpha1.RollingUpdateType) func(context.Context, dynamic.Interface, string) error {

@@ -63,6 +63,18 @@ func addDaemonSetMetrics(res *Result, runs []daemonSetRun) error {
 			Note: "change sent -> last pod seen Ready on the new image"}.Compared("native DaemonSet", native.AllFinished.Seconds()),
 		daemonSetWrites(c, kindAdvancedStandard),
 	)
+	if c.Runs[kindGatedDaemonSet] > 0 {
+		gated := c.Figures[kindGatedDaemonSet]
+		res.Add(
+			Metric{Name: fmt.Sprintf("update of %d gated pods", daemonSetNodes), Unit: UnitSeconds, Value: gated.Total.Seconds(),
+				Note: "a native DaemonSet whose pods carry one readiness gate (as an Advanced DaemonSet's carry KruisePodReady), " +
+					"set True by the harness in one status write per pod: the gate's cost alone"}.
+				Compared("native DaemonSet", native.Total.Seconds()),
+			Metric{Name: "Standard against the gated DaemonSet", Unit: UnitSeconds, Value: standard.Total.Seconds(),
+				Note: "the Advanced DaemonSet's time over what its pods' readiness gate costs with no controller at all"}.
+				Compared("gated DaemonSet", gated.Total.Seconds()),
+		)
+	}
 	if n := c.Runs[kindAdvancedInPlace]; n > 0 {
 		inPlace := c.Figures[kindAdvancedInPlace]
 		res.Add(

@@ -42,21 +42,21 @@ func gatedReplicaSetTarget(kube kubernetes.Interface, name string) scaleTarget {
 		return nil
 	}
 	t.helper = func(ctx context.Context) (func() (int64, error), error) {
-		return settleGates(ctx, kube, scaleNamespace, name)
+		return settleGates(ctx, kube, scaleNamespace, name, benchGates)
 	}
 	return t
 }
 
-// settleGates sets the gates of every new pod of the workload name in namespace True until the returned stop,
+// settleGates sets gates True on every new pod of the workload name in namespace until the returned stop,
 // which reports how many writes that took.
-func settleGates(ctx context.Context, kube kubernetes.Interface, namespace, name string) (func() (int64, error), error) {
+func settleGates(ctx context.Context, kube kubernetes.Interface, namespace, name string, gates []corev1.PodConditionType) (func() (int64, error), error) {
 	pods := kube.CoreV1().Pods(namespace)
 	selector := "app=" + name
 	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
-	s := &gateSettler{pods: pods.Patch, patch: gatesPatch(benchGates), sent: map[types.UID]bool{}, slots: make(chan struct{}, settleSlots)}
+	s := &gateSettler{pods: pods.Patch, gates: gates, patch: gatesPatch(gates), sent: map[types.UID]bool{}, slots: make(chan struct{}, settleSlots)}
 	ctx, cancel := context.WithCancel(ctx)
 	f, err := follow(ctx, list.ResourceVersion, podWatchIn(kube, namespace, selector), func(_ time.Time, obj runtime.Object) {
 		s.observe(ctx, obj)
@@ -77,6 +77,7 @@ type patchFunc func(ctx context.Context, name string, pt types.PatchType, data [
 
 type gateSettler struct {
 	pods   patchFunc
+	gates  []corev1.PodConditionType
 	patch  []byte
 	sent   map[types.UID]bool // touched by the watch's one dispatching goroutine only
 	slots  chan struct{}
@@ -87,7 +88,7 @@ type gateSettler struct {
 // observe settles a pod the first time it is seen alive with its gates unset.
 func (s *gateSettler) observe(ctx context.Context, obj runtime.Object) {
 	p, ok := obj.(*corev1.Pod)
-	if !ok || s.sent[p.UID] || p.DeletionTimestamp != nil || gatesSet(p) {
+	if !ok || s.sent[p.UID] || p.DeletionTimestamp != nil || gatesSet(p, s.gates) {
 		return
 	}
 	s.sent[p.UID] = true
@@ -100,8 +101,8 @@ func (s *gateSettler) observe(ctx context.Context, obj runtime.Object) {
 	})
 }
 
-func gatesSet(p *corev1.Pod) bool {
-	for _, g := range benchGates {
+func gatesSet(p *corev1.Pod, gates []corev1.PodConditionType) bool {
+	for _, g := range gates {
 		found := false
 		for _, c := range p.Status.Conditions {
 			found = found || (c.Type == g && c.Status == corev1.ConditionTrue)

@@ -14,7 +14,7 @@ import (
 func TestGateSettlerWritesEachNewPodOnce(t *testing.T) {
 	var mu sync.Mutex
 	patched := map[string]int{}
-	s := &gateSettler{patch: gatesPatch(benchGates), sent: map[types.UID]bool{}, slots: make(chan struct{}, 2),
+	s := &gateSettler{gates: benchGates, patch: gatesPatch(benchGates), sent: map[types.UID]bool{}, slots: make(chan struct{}, 2),
 		pods: func(_ context.Context, name string, _ types.PatchType, _ []byte, _ metav1.PatchOptions, sub ...string) (*corev1.Pod, error) {
 			if len(sub) != 1 || sub[0] != "status" {
 				t.Errorf("patch of %s sent to %v, want the status subresource", name, sub)
@@ -48,7 +48,7 @@ func TestGateSettlerWritesEachNewPodOnce(t *testing.T) {
 	}
 	settledByPatch := pod("x")
 	settledByPatch.Status = body.Status
-	if !gatesSet(settledByPatch) {
+	if !gatesSet(settledByPatch, benchGates) {
 		t.Error("the patch does not set every gate True")
 	}
 }

@@ -224,7 +224,7 @@ func gatedStatefulSetTarget(kube kubernetes.Interface, namespace, name string) s
 		return nil
 	}
 	t.helper = func(ctx context.Context) (func() (int64, error), error) {
-		return settleGates(ctx, kube, namespace, name)
+		return settleGates(ctx, kube, namespace, name, benchGates)
 	}
 	return t
 }

@@ -234,7 +234,7 @@ func TestPartitionPauseAndSelector(t *testing.T) {
 
 	update(t, c, ds, rollingUpdate(func(ru *kruiseappsv1alpha1.RollingUpdateDaemonSet) { ru.Paused, ru.Partition = ptr.To(true), nil }))
 	waitFleet(t, c, ds, 4, 2)
-	time.Sleep(2 * time.Second)
+	settled(t, c, ds)
 	expectImages(t, waitFleet(t, c, ds, 4, 2), want)
 
 	update(t, c, ds, rollingUpdate(func(ru *kruiseappsv1alpha1.RollingUpdateDaemonSet) {
@@ -339,7 +339,7 @@ func TestPreDeleteHook(t *testing.T) {
 		return p.Labels[kruiseappspub.LifecycleStateKey] == string(kruiseappspub.LifecycleStatePreparingDelete) && !podcondition.IsReady(p) &&
 			p.DeletionTimestamp == nil, fmt.Errorf("labels %v", p.Labels)
 	})
-	time.Sleep(time.Second)
+	settled(t, c, ds)
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(&old), &corev1.Pod{}); err != nil {
 		t.Fatalf("the hooked pod went without its operator: %v", err)
 	}
@@ -365,7 +365,7 @@ func TestOnDelete(t *testing.T) {
 	pods := waitFleet(t, c, ds, 2, 2)
 	update(t, c, ds, newImage)
 	waitFleet(t, c, ds, 2, 0)
-	time.Sleep(time.Second)
+	settled(t, c, ds)
 	victim := pods[pool+"-1"]
 	if err := c.Delete(t.Context(), &victim); err != nil {
 		t.Fatal(err)
@@ -388,7 +388,7 @@ func TestProgressiveCreation(t *testing.T) {
 		pods, err := livePods(ctx, c, ds)
 		return err == nil && len(pods) == 1, err
 	})
-	time.Sleep(time.Second)
+	settled(t, c, ds)
 	if pods, err := livePods(t.Context(), c, ds); err != nil || len(pods) != 1 {
 		t.Fatalf("partition 2 of 3 created %d pods (%v)", len(pods), err)
 	}

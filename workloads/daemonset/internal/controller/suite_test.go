@@ -160,6 +160,24 @@ func update(t *testing.T, c client.Client, ds *kruiseappsv1alpha1.DaemonSet, cha
 	})
 }
 
+// settled returns once the controller has planned twice at the DaemonSet's spec: it bumps
+// revisionHistoryLimit, a generation the plans ignore, and waits for each generation to be observed. What the
+// spec did not make happen by then, it does not make happen: a test's check of an absence needs no sleep.
+func settled(t *testing.T, c client.Client, ds *kruiseappsv1alpha1.DaemonSet) {
+	t.Helper()
+	for range 2 {
+		update(t, c, ds, func(ds *kruiseappsv1alpha1.DaemonSet) {
+			ds.Spec.RevisionHistoryLimit = ptr.To(ptr.Deref(ds.Spec.RevisionHistoryLimit, 10) + 1)
+		})
+		generation := ds.Generation
+		eventually(t, fmt.Sprintf("generation %d observed", generation), func(ctx context.Context) (bool, error) {
+			got := &kruiseappsv1alpha1.DaemonSet{}
+			err := c.Get(ctx, client.ObjectKeyFromObject(ds), got)
+			return err == nil && got.Status.ObservedGeneration >= generation, err
+		})
+	}
+}
+
 // newImage changes the template to agent:v2.
 func newImage(ds *kruiseappsv1alpha1.DaemonSet) {
 	ds.Spec.Template.Spec.Containers[0].Image = "agent:v2"
