@@ -27,6 +27,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
 	"github.com/flotilla-dev/flotilla/workloads/orphans"
+	"github.com/flotilla-dev/flotilla/workloads/podclaim"
 )
 
 // ControllerName names the controller, its logs and the source of its events (upstream's).
@@ -67,7 +68,7 @@ type Reconciler struct {
 // and the nodes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr)
-	pods, err := cacheindex.IndexPods(mgr, podControllerIndex, podController)
+	pods, err := podclaim.IndexPods(mgr, podControllerIndex)
 	if err != nil {
 		return err
 	}

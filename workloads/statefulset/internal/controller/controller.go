@@ -25,6 +25,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
 	"github.com/flotilla-dev/flotilla/workloads/orphans"
+	"github.com/flotilla-dev/flotilla/workloads/podclaim"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
 )
 
@@ -76,7 +77,7 @@ type Reconciler struct {
 // and the claims they created.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr)
-	pods, err := cacheindex.IndexPods(mgr, podControllerIndex, podController)
+	pods, err := podclaim.IndexPods(mgr, podControllerIndex)
 	if err != nil {
 		return err
 	}
