@@ -21,6 +21,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
+	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 )
 
@@ -67,7 +68,7 @@ func (r *Reconciler) createPod(ctx context.Context, cs *kruiseappsv1alpha1.Clone
 	}
 	key := client.ObjectKeyFromObject(cs)
 	err := r.Client.Create(ctx, p)
-	countOperation(opCreate, err)
+	podMetrics.Count(podmetrics.Create, err)
 	if err != nil {
 		r.Recorder.Eventf(cs, nil, corev1.EventTypeWarning, "FailedCreate", "Create", "failed to create pod: %v", err)
 		return fmt.Errorf("create pod %s: %w", p.Name, err)

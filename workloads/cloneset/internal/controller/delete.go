@@ -11,6 +11,7 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
+	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 )
 
 // deletePods deletes pods the plan gave up, each through its preDelete hook.
@@ -34,11 +35,11 @@ func (r *Reconciler) deletePod(ctx context.Context, cs *kruiseappsv1alpha1.Clone
 		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 			return nil
 		}
-		countOperation(opDelete, err)
+		podMetrics.Count(podmetrics.Delete, err)
 		r.Recorder.Eventf(cs, p, corev1.EventTypeWarning, "FailedDelete", "Delete", "failed to delete pod %s: %v", p.Name, err)
 		return fmt.Errorf("delete pod %s: %w", p.Name, err)
 	}
-	countOperation(opDelete, nil)
+	podMetrics.Count(podmetrics.Delete, nil)
 	r.expectations.Deleted(client.ObjectKeyFromObject(cs), p.UID)
 	r.Recorder.Eventf(cs, p, corev1.EventTypeNormal, "SuccessfulDelete", "Delete", "succeed to delete pod %s", p.Name)
 	return r.deleteClaims(ctx, w, p.Labels[kruiseappsv1alpha1.CloneSetInstanceID])

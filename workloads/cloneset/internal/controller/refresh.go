@@ -39,7 +39,7 @@ func (r *Reconciler) refreshPod(ctx context.Context, cs *kruiseappsv1alpha1.Clon
 		return err
 	}
 	if fin.started != nil {
-		observeInPlace(inPlaceSeconds, *fin.started, fin.at)
+		podMetrics.ObserveInPlace(*fin.started, fin.at)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
+	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 )
 
 // update moves the planned pods to the update revision: in place when the strategy allows and only
@@ -69,7 +70,7 @@ func (r *Reconciler) updateInPlace(ctx context.Context, cs *kruiseappsv1alpha1.C
 		return true
 	})
 	err = errors.Join(applyErr, err)
-	countOperation(opUpdateInPlace, err)
+	podMetrics.Count(podmetrics.UpdateInPlace, err)
 	if err != nil {
 		return fmt.Errorf("update pod %s in place: %w", p.Name, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +13,7 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
+	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 )
 
@@ -47,7 +47,7 @@ func (r *Reconciler) updateInPlace(ctx context.Context, ds *kruiseappsv1alpha1.D
 		})
 		err = errors.Join(applyErr, err)
 	}
-	countOperation(opUpdateInPlace, err)
+	podMetrics.Count(podmetrics.UpdateInPlace, err)
 	if err != nil {
 		r.Recorder.Eventf(ds, p, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "Update",
 			"failed to update pod %s in-place(revision %v): %v", p.Name, w.revs.update.Name, err)
@@ -94,14 +94,7 @@ func (r *Reconciler) refreshPod(ctx context.Context, ds *kruiseappsv1alpha1.Daem
 		return err
 	}
 	if state, _ := kruiseappspub.ParseInPlaceUpdateState(p); state != nil {
-		observeInPlace(state.UpdateTimestamp.Time, at.Time)
+		podMetrics.ObserveInPlace(state.UpdateTimestamp.Time, at.Time)
 	}
 	return nil
-}
-
-// observeInPlace records an in-place update that began at start and finished at end.
-func observeInPlace(start, end time.Time) {
-	if !start.IsZero() && end.After(start) {
-		inPlaceSeconds.Observe(end.Sub(start).Seconds())
-	}
 }

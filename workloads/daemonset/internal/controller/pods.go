@@ -16,6 +16,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
+	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 )
 
@@ -81,7 +82,7 @@ func (r *Reconciler) createPods(ctx context.Context, ds *kruiseappsv1alpha1.Daem
 func (r *Reconciler) createPod(ctx context.Context, ds *kruiseappsv1alpha1.DaemonSet, w *world, node string) error {
 	p := plan.NewPod(ds, w.in.Revision, w.in.Strategy.InPlace, node)
 	err := r.Client.Create(ctx, p)
-	countOperation(opCreate, err)
+	podMetrics.Count(podmetrics.Create, err)
 	if err != nil {
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			return nil
@@ -122,7 +123,7 @@ func (r *Reconciler) deletePod(ctx context.Context, ds *kruiseappsv1alpha1.Daemo
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}
-	countOperation(opDelete, err)
+	podMetrics.Count(podmetrics.Delete, err)
 	if err != nil {
 		r.Recorder.Eventf(ds, p, corev1.EventTypeWarning, "FailedDelete", "Delete", "Error deleting: %v", err)
 		return fmt.Errorf("delete pod %s: %w", p.Name, err)

@@ -18,6 +18,7 @@ import (
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
+	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
 )
@@ -69,7 +70,7 @@ func (r *Reconciler) createPod(ctx context.Context, set *kruiseappsv1beta1.State
 		return err
 	}
 	err := r.Client.Create(ctx, p)
-	countOperation(opCreate, err)
+	podMetrics.Count(podmetrics.Create, err)
 	if err != nil {
 		r.Recorder.Eventf(set, p, corev1.EventTypeWarning, "FailedCreate", "Create",
 			"create Pod %s in StatefulSet %s failed error: %v", p.Name, set.Name, err)

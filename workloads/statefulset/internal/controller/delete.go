@@ -12,6 +12,7 @@ import (
 
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
+	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
 )
 
@@ -41,7 +42,7 @@ func (r *Reconciler) deletePod(ctx context.Context, set *kruiseappsv1beta1.State
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}
-	countOperation(opDelete, err)
+	podMetrics.Count(podmetrics.Delete, err)
 	if err != nil {
 		r.Recorder.Eventf(set, p, corev1.EventTypeWarning, "FailedDelete", "Delete",
 			"delete Pod %s in StatefulSet %s failed error: %v", p.Name, set.Name, err)

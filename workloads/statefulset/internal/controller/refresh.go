@@ -43,7 +43,7 @@ func (r *Reconciler) refreshPod(ctx context.Context, set *kruiseappsv1beta1.Stat
 		return err
 	}
 	if fin.started != nil {
-		observeInPlace(*fin.started, fin.at)
+		podMetrics.ObserveInPlace(*fin.started, fin.at)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
+	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
 )
 
@@ -101,7 +102,7 @@ func (r *Reconciler) updateInPlace(ctx context.Context, set *kruiseappsv1beta1.S
 		return true
 	})
 	err = errors.Join(applyErr, err)
-	countOperation(opUpdateInPlace, err)
+	podMetrics.Count(podmetrics.UpdateInPlace, err)
 	if err != nil {
 		r.Recorder.Eventf(set, p, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "Update",
 			"failed to update pod %s in-place(revision %s): %v", p.Name, revs.update.Name, err)
