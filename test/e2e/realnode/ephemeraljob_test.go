@@ -6,10 +6,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flotilla-dev/flotilla/test/images"
@@ -18,9 +20,10 @@ import (
 var ephemeralJobs = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "ephemeraljobs"}
 
 var _ = Describe("EphemeralJobs on a real node", func() {
+	// A Deployment's pods: the manager caches them slim, as it does every native workload's.
 	It("runs the job's ephemeral container in each selected pod, and succeeds or fails as the containers exit", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "ejob-")
-		createCloneSet(ctx, ns, 2)
+		createDeployment(ctx, ns, 2)
 		waitVersions(ctx, ns, map[string]int{"v1": 2})
 		before := appPods(ctx, ns)
 
@@ -51,6 +54,19 @@ var _ = Describe("EphemeralJobs on a real node", func() {
 		Expect(failed).To(Equal(1), "one pod ran the failing container")
 	})
 })
+
+// createDeployment creates a Deployment of testapp v1 named as the story's app.
+func createDeployment(ctx context.Context, ns string, replicas int32) {
+	GinkgoHelper()
+	tmpl := appTemplate("v1")
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Template: tmpl,
+			Selector: &metav1.LabelSelector{MatchLabels: tmpl.Labels}},
+	}
+	_, err := kube.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+}
 
 // counters are an EphemeralJob's status counters.
 type counters struct {

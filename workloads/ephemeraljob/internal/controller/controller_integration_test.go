@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -111,6 +112,7 @@ func TestConflictingPodIsLeftOut(t *testing.T) {
 	e := start(t)
 	clash := &corev1.Pod{}
 	clash.Namespace, clash.Name, clash.Labels = e.ns, "clash", map[string]string{"app": "web"}
+	clash.OwnerReferences = []metav1.OwnerReference{replicaSet}
 	clash.Spec.Containers = []corev1.Container{{Name: "debug", Image: "example.com/app:v1"}}
 	clash.Spec.NodeName, clash.Spec.AutomountServiceAccountToken = "n1", ptr.To(false)
 	e.create(clash)

@@ -27,6 +27,7 @@ import (
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/podcache"
 )
 
 // clusterConfig is nil when the tests run with -short: no control plane.
@@ -68,8 +69,11 @@ func start(t *testing.T) *env {
 	// No controller manager runs to create it, and pods need it.
 	e.create(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: e.ns}})
 	r := &Reconciler{Clock: e.clock}
-	managertest.Start(t, clusterConfig, scheme, r.SetupWithManager,
-		func(o *ctrl.Options) { o.Cache.DefaultNamespaces = map[string]cache.Config{e.ns: {}} })
+	managertest.Start(t, clusterConfig, scheme, r.SetupWithManager, func(o *ctrl.Options) {
+		o.Cache.DefaultNamespaces = map[string]cache.Config{e.ns: {}}
+		// The manager's pod cache: the tests' pods, a ReplicaSet's, are held slim.
+		o.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: podcache.Transform(nil)}}
+	})
 	return e
 }
 
@@ -82,12 +86,16 @@ func (e *env) create(obj client.Object) {
 	}
 }
 
-// pod creates a running pod labelled app=<app>. The job takes the older pods first, and those of the same
+// replicaSet is the made-up controller of the tests' pods: a native workload, whose pods the manager caches slim.
+var replicaSet = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "rs-uid", Controller: ptr.To(true)}
+
+// pod creates a running pod labelled app=<app>, controlled by replicaSet. The job takes the older pods first, and those of the same
 // second by name: tests create their pods in the order of their names.
 func (e *env) pod(name, app string) *corev1.Pod {
 	e.t.Helper()
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name, Labels: map[string]string{"app": app}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name, Labels: map[string]string{"app": app},
+			OwnerReferences: []metav1.OwnerReference{replicaSet}},
 		Spec: corev1.PodSpec{NodeName: "n1", AutomountServiceAccountToken: ptr.To(false),
 			Containers: []corev1.Container{{Name: "app", Image: "example.com/app:v1"}}},
 	}
