@@ -21,6 +21,7 @@ import (
 // every pod's container exited 0.
 func TestInjectsWithParallelismAndSucceeds(t *testing.T) {
 	t.Parallel()
+	injectedBefore, finishedBefore := counterValue(t, InjectionsName, "result", "success"), counterValue(t, FinishedName, "phase", "Succeeded")
 	e := start(t)
 	a, b, c := e.pod("a", "web"), e.pod("b", "web"), e.pod("c", "web")
 	e.pod("d-other", "db")
@@ -50,6 +51,13 @@ func TestInjectsWithParallelismAndSucceeds(t *testing.T) {
 	e.waitEvents(job, reasonCreated, "Normal Created ephemeral containers in pod a", "Normal Created ephemeral containers in pod b",
 		"Normal Created ephemeral containers in pod c")
 	e.waitEvents(job, plan.ReasonJobSucceeded, "Normal Ephemeral containers succeeded in 3/3 pods")
+	// Other tests run beside this one: at least this job's share.
+	if got := counterValue(t, InjectionsName, "result", "success") - injectedBefore; got < 3 {
+		t.Errorf("%s{result=success} grew by %v, want at least 3", InjectionsName, got)
+	}
+	if got := counterValue(t, FinishedName, "phase", "Succeeded") - finishedBefore; got < 1 {
+		t.Errorf("%s{phase=Succeeded} grew by %v, want at least 1", FinishedName, got)
+	}
 }
 
 // expectInjected checks the container the job added to pod: the template's, with KRUISE_EJOB_ID added.
