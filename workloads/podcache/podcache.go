@@ -3,6 +3,8 @@
 // counting ready pods of a batch, the native DaemonSet release replacing pods node by node); holding their
 // containers, volumes and container statuses cost most of an idle manager's memory. Pods the Kruise workload
 // modules manage, or a SidecarSet injected, keep everything: their controllers compare and update specs.
+// Every pod keeps what the EphemeralJob controller reads of any pod it selects: its containers' names (an
+// ephemeral container's must differ), and its ephemeral containers with their statuses (rare, and small).
 package podcache
 
 import (
@@ -54,15 +56,32 @@ func Slimmed(pod *corev1.Pod) bool {
 }
 
 // slim is pod with what the manager reads of a native workload's pod: metadata, node, readiness gates,
-// phase, conditions and IPs.
+// phase, conditions and IPs; the names of its containers; its ephemeral containers and their statuses.
 func slim(pod *corev1.Pod) *corev1.Pod {
 	return &corev1.Pod{
 		TypeMeta:   pod.TypeMeta,
 		ObjectMeta: pod.ObjectMeta,
-		Spec:       corev1.PodSpec{NodeName: pod.Spec.NodeName, ReadinessGates: pod.Spec.ReadinessGates},
+		Spec: corev1.PodSpec{
+			NodeName: pod.Spec.NodeName, ReadinessGates: pod.Spec.ReadinessGates,
+			InitContainers: namesOnly(pod.Spec.InitContainers), Containers: namesOnly(pod.Spec.Containers),
+			EphemeralContainers: pod.Spec.EphemeralContainers,
+		},
 		Status: corev1.PodStatus{
 			Phase: pod.Status.Phase, Conditions: pod.Status.Conditions,
 			PodIP: pod.Status.PodIP, PodIPs: pod.Status.PodIPs, HostIP: pod.Status.HostIP, StartTime: pod.Status.StartTime,
+			EphemeralContainerStatuses: pod.Status.EphemeralContainerStatuses,
 		},
 	}
+}
+
+// namesOnly is containers with nothing but their names; nil for none.
+func namesOnly(containers []corev1.Container) []corev1.Container {
+	if len(containers) == 0 {
+		return nil
+	}
+	out := make([]corev1.Container, len(containers))
+	for i, c := range containers {
+		out[i] = corev1.Container{Name: c.Name}
+	}
+	return out
 }

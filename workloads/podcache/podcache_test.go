@@ -62,6 +62,12 @@ func TestTransformKeepsWhatTheManagerReads(t *testing.T) {
 		return obj, nil
 	}
 	in := ownedPod("apps/v1", "ReplicaSet", true)
+	in.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "init:v1"}}
+	debug := corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug", Image: "busybox",
+		Env: []corev1.EnvVar{{Name: kruiseappsv1alpha1.EphemeralContainerEnvKey, Value: "uid"}}}}
+	in.Spec.EphemeralContainers = []corev1.EphemeralContainer{debug}
+	in.Status.EphemeralContainerStatuses = []corev1.ContainerStatus{{Name: "debug",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}}}
 	out, err := Transform(strip)(in.DeepCopy())
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +75,9 @@ func TestTransformKeepsWhatTheManagerReads(t *testing.T) {
 	got := out.(*corev1.Pod)
 	want := in.DeepCopy()
 	want.ManagedFields = nil
-	want.Spec = corev1.PodSpec{NodeName: "n1", ReadinessGates: in.Spec.ReadinessGates}
+	want.Spec = corev1.PodSpec{NodeName: "n1", ReadinessGates: in.Spec.ReadinessGates,
+		InitContainers: []corev1.Container{{Name: "init"}}, Containers: []corev1.Container{{Name: "c"}},
+		EphemeralContainers: []corev1.EphemeralContainer{debug}}
 	want.Status.ContainerStatuses = nil
 	if !equalPods(got, want) {
 		t.Errorf("slim pod = %+v, want %+v", got, want)

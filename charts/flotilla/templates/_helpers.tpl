@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "cloneset" "daemonset" "nodeagent" "rollout" "statefulset" | toJson -}}
+{{- list "cloneset" "daemonset" "ephemeraljob" "nodeagent" "rollout" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -43,6 +43,7 @@ dcloneset.kb.io: cloneset
 vcloneset.kb.io: cloneset
 ddaemonset.kb.io: daemonset
 vdaemonset.kb.io: daemonset
+vephemeraljob.kb.io: ephemeraljob
 mpod.kb.io: cloneset
 mstatefulset.kb.io: statefulset
 vstatefulset.kb.io: statefulset

@@ -5,6 +5,8 @@
 //
 // and exits 0 on SIGTERM. `testapp prestop` is its preStop handler: it appends a line to
 // $STATE_DIR/prestop, so a test can see, after the container was restarted, that the handler ran first.
+// `testapp exit <code>` is a one-shot task (an ephemeral container's, say): it prints what it is and the
+// KRUISE_EJOB_ID it was given, leaves the same line as its termination message, and exits with code.
 package main
 
 import (
@@ -15,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -24,7 +27,25 @@ func main() {
 		exitOn(recordPreStop())
 		return
 	}
+	if len(os.Args) > 2 && os.Args[1] == "exit" {
+		os.Exit(task(os.Args[2]))
+	}
 	exitOn(serve())
+}
+
+// task reports itself on stdout and in the termination message file, and returns the exit code asked for
+// (1 when it is not a number).
+func task(code string) int {
+	n, err := strconv.Atoi(code)
+	if err != nil {
+		n = 1
+	}
+	line := fmt.Sprintf("testapp %s: exit %d, KRUISE_EJOB_ID=%s", os.Getenv("VERSION"), n, os.Getenv("KRUISE_EJOB_ID"))
+	fmt.Println(line)
+	if err := os.WriteFile(env("TERMINATION_LOG", "/dev/termination-log"), []byte(line), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "testapp:", err)
+	}
+	return n
 }
 
 func exitOn(err error) {
