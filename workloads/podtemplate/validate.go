@@ -49,10 +49,10 @@ func volumeNames(s *corev1.PodSpec, claims []corev1.PersistentVolumeClaim, p, cl
 	names := sets.New[string]()
 	var errs field.ErrorList
 	for i, v := range s.Volumes {
-		errs = append(errs, validateUniqueLabel(v.Name, names, p.Index(i).Child("name"))...)
+		errs = append(errs, ValidateUniqueLabel(v.Name, names, p.Index(i).Child("name"))...)
 	}
 	for i, c := range claims {
-		errs = append(errs, validateUniqueLabel(c.Name, names, claimsPath.Index(i).Child("metadata", "name"))...)
+		errs = append(errs, ValidateUniqueLabel(c.Name, names, claimsPath.Index(i).Child("metadata", "name"))...)
 	}
 	return names, errs
 }
@@ -64,7 +64,7 @@ func validateContainers(cs []corev1.Container, names, volumes sets.Set[string], 
 	for i := range cs {
 		c := &cs[i]
 		cp := p.Index(i)
-		errs = append(errs, validateUniqueLabel(c.Name, names, cp.Child("name"))...)
+		errs = append(errs, ValidateUniqueLabel(c.Name, names, cp.Child("name"))...)
 		if c.Image == "" {
 			errs = append(errs, field.Required(cp.Child("image"), ""))
 		}
@@ -77,8 +77,8 @@ func validateContainers(cs []corev1.Container, names, volumes sets.Set[string], 
 	return errs
 }
 
-// validateUniqueLabel requires name to be a DNS-1123 label not yet in seen, and adds it.
-func validateUniqueLabel(name string, seen sets.Set[string], p *field.Path) field.ErrorList {
+// ValidateUniqueLabel requires name to be a DNS-1123 label not yet in seen, and adds it.
+func ValidateUniqueLabel(name string, seen sets.Set[string], p *field.Path) field.ErrorList {
 	if name == "" {
 		return field.ErrorList{field.Required(p, "")}
 	}

@@ -11,6 +11,7 @@ import (
 
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/podtemplate"
 )
 
 var specPath = field.NewPath("spec")
@@ -53,7 +54,7 @@ func validateContainers(cs []corev1.EphemeralContainer, p *field.Path) field.Err
 	for i := range cs {
 		c := &cs[i]
 		cp := p.Index(i)
-		errs = append(errs, validateName(c.Name, seen, cp.Child("name"))...)
+		errs = append(errs, podtemplate.ValidateUniqueLabel(c.Name, seen, cp.Child("name"))...)
 		if c.Image == "" {
 			errs = append(errs, field.Required(cp.Child("image"), ""))
 		}
@@ -62,22 +63,6 @@ func validateContainers(cs []corev1.EphemeralContainer, p *field.Path) field.Err
 		errs = append(errs, validateEnv(c.Env, cp.Child("env"))...)
 		errs = append(errs, validatePolicies(&c.EphemeralContainerCommon, cp)...)
 	}
-	return errs
-}
-
-// validateName requires a DNS-1123 label unique among the template's containers.
-func validateName(name string, seen sets.Set[string], p *field.Path) field.ErrorList {
-	if name == "" {
-		return field.ErrorList{field.Required(p, "")}
-	}
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Label(name) {
-		errs = append(errs, field.Invalid(p, name, msg))
-	}
-	if seen.Has(name) {
-		errs = append(errs, field.Duplicate(p, name))
-	}
-	seen.Insert(name)
 	return errs
 }
 
