@@ -14,10 +14,15 @@ import (
 // what would make every pod creation fail, or what a long-running workload cannot run, is checked. kind names
 // the workload in messages, as upstream's webhooks do ("cloneset", "StatefulSet").
 func Validate(t *corev1.PodTemplateSpec, claims []corev1.PersistentVolumeClaim, kind string, p, claimsPath *field.Path) field.ErrorList {
+	return append(validatePodFields(&t.Spec, kind, p.Child("spec")), validateStructure(t, claims, p, claimsPath)...)
+}
+
+// validateStructure checks what every pod template needs, whatever runs it: metadata, volume and container
+// names, images and volume mounts.
+func validateStructure(t *corev1.PodTemplateSpec, claims []corev1.PersistentVolumeClaim, p, claimsPath *field.Path) field.ErrorList {
 	errs := metav1validation.ValidateLabels(t.Labels, p.Child("metadata", "labels"))
 	errs = append(errs, apimachineryvalidation.ValidateAnnotations(t.Annotations, p.Child("metadata", "annotations"))...)
 	sp := p.Child("spec")
-	errs = append(errs, validatePodFields(&t.Spec, kind, sp)...)
 	volumes, volumeErrs := volumeNames(&t.Spec, claims, sp.Child("volumes"), claimsPath)
 	errs = append(errs, volumeErrs...)
 	names := sets.New[string]()
