@@ -127,7 +127,22 @@ func (p *Plan) decideRun(in Input, t time.Time) {
 	case kruiseappsv1alpha1.ReplaceConcurrent:
 		p.Replace = p.Active
 	}
-	p.Run = &t
+	run := t.In(zoneOf(in))
+	p.Run = &run
+}
+
+// zoneOf is the zone the schedule runs in, for the child's scheduled-at annotation (the cron library
+// answers in the zone of the time it is asked about).
+func zoneOf(in Input) *time.Location {
+	if in.Spec.TimeZone != nil {
+		if loc, err := time.LoadLocation(*in.Spec.TimeZone); err == nil {
+			return loc
+		}
+	}
+	if in.Local == nil {
+		return time.Local
+	}
+	return in.Local
 }
 
 // withinDeadline raises earliest to now - startingDeadlineSeconds: nothing older starts.

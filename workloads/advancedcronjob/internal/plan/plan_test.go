@@ -215,3 +215,17 @@ func TestNewChildren(t *testing.T) {
 		t.Error("status.type of a broadcastJobTemplate")
 	}
 }
+
+// The run carries the schedule's zone, which the child's scheduled-at annotation shows.
+func TestRunIsInTheScheduleZone(t *testing.T) {
+	for tz, want := range map[string]string{"Asia/Shanghai": "2026-12-04T18:00:00+08:00", "": "2026-12-04T10:00:00Z"} {
+		s := spec()
+		if tz != "" {
+			s.TimeZone = &tz
+		}
+		p := Decide(Input{Name: "acj", Now: t0.Add(time.Second), Local: time.UTC, Created: t0.Add(-10 * time.Second), Spec: s})
+		if p.Run == nil || ScheduledAt(*p.Run) != want {
+			t.Errorf("zone %q: run %v, want %s", tz, p.Run, want)
+		}
+	}
+}
