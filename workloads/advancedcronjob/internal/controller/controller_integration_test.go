@@ -166,3 +166,13 @@ func TestPausedAndTimeZone(t *testing.T) {
 		t.Errorf("scheduled-at %q (want %q), %+v", got, want, bcj.ObjectMeta)
 	}
 }
+
+// A schedule that parses but never comes is reported, and nothing runs.
+func TestScheduleThatNeverRuns(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	acj := e.newAdvancedCronJob("0 0 30 2 *")
+	e.advance(acj, acj.CreationTimestamp.Add(time.Hour))
+	e.waitEvent(acj, "InvalidSchedule", "the schedule has no run within five years")
+	e.waitFor(acj, nil, nil, nil)
+}
