@@ -8,6 +8,7 @@ import (
 
 	"github.com/flotilla-dev/flotilla/nodeagent"
 	"github.com/flotilla-dev/flotilla/webhooks"
+	"github.com/flotilla-dev/flotilla/workloads/advancedcronjob"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
@@ -16,20 +17,22 @@ import (
 
 // cloneSetPaths are the webhook paths the cloneset module serves (workloads/cloneset.SetupWithManager),
 // statefulSetPaths those of the statefulset module (workloads/statefulset.SetupWithManager), daemonSetPaths
-// those of the daemonset module, ephemeralJobPaths those of the ephemeraljob module, nodeAgentPaths those of the
-// nodeagent module (nodeagent.SetupWithManager); the rollout module serves every other path of the webhook file.
+// those of the daemonset module, ephemeralJobPaths those of the ephemeraljob module, cronJobPaths those of the
+// advancedcronjob module, nodeAgentPaths those of the nodeagent module (nodeagent.SetupWithManager); the rollout
+// module serves every other path of the webhook file.
 var (
 	cloneSetPaths     = []string{cloneset.DefaultCloneSetPath, cloneset.ValidateCloneSetPath, webhooks.MutatePodPath}
 	statefulSetPaths  = []string{statefulset.MutateStatefulSetPath, statefulset.ValidateStatefulSetPath}
 	daemonSetPaths    = []string{daemonset.DefaultDaemonSetPath, daemonset.ValidateDaemonSetPath}
 	ephemeralJobPaths = []string{ephemeraljob.ValidateEphemeralJobPath}
+	cronJobPaths      = []string{advancedcronjob.MutateAdvancedCronJobPath, advancedcronjob.ValidateAdvancedCronJobPath}
 	nodeAgentPaths    = []string{nodeagent.MutateContainerRecreateRequestPath}
 )
 
 func allPaths(string) bool { return true }
 func engineOnlyPaths(p string) bool {
 	return !slices.Contains(cloneSetPaths, p) && !slices.Contains(statefulSetPaths, p) && !slices.Contains(daemonSetPaths, p) &&
-		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(ephemeralJobPaths, p)
+		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(ephemeralJobPaths, p) && !slices.Contains(cronJobPaths, p)
 }
 func cloneSetOnlyPaths(p string) bool { return slices.Contains(cloneSetPaths, p) }
 
@@ -63,8 +66,11 @@ var cases = []chartCase{
 	{name: "daemonsetModule", rel: defaultRelease("--set", "modules={rollout,daemonset}"), noAgent: true,
 		webhooks: func(p string) bool { return engineOnlyPaths(p) || slices.Contains(daemonSetPaths, p) },
 		check:    wantArgs("--enable-modules=rollout,daemonset")},
-	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,ephemeraljob,nodeagent}"), webhooks: allPaths,
-		check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,ephemeraljob,nodeagent")},
+	{name: "advancedcronjobModule", rel: defaultRelease("--set", "modules={rollout,advancedcronjob}"), noAgent: true,
+		webhooks: func(p string) bool { return engineOnlyPaths(p) || slices.Contains(cronJobPaths, p) },
+		check:    wantArgs("--enable-modules=rollout,advancedcronjob")},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,nodeagent}"),
+		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,nodeagent")},
 	{name: "featureGates", webhooks: allPaths, check: checkFeatureGates,
 		rel: defaultRelease("--set", "featureGates.RolloutHistory=true,featureGates.AdvancedDeployment=false")},
 	{name: "extraArgs", webhooks: allPaths, check: wantArgs("--webhook-cert-renew-before=720h", "--zap-devel=false"),

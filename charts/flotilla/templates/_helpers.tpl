@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "cloneset" "daemonset" "ephemeraljob" "nodeagent" "rollout" "statefulset" | toJson -}}
+{{- list "advancedcronjob" "cloneset" "daemonset" "ephemeraljob" "nodeagent" "rollout" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -48,6 +48,8 @@ mpod.kb.io: cloneset
 mstatefulset.kb.io: statefulset
 vstatefulset.kb.io: statefulset
 mcontainerrecreaterequest.kb.io: nodeagent
+madvancedcronjob.kb.io: advancedcronjob
+vadvancedcronjob.kb.io: advancedcronjob
 {{- end -}}
 
 {{/* The --enable-modules value as a JSON list; empty means all modules. Fails on a bad combination. */}}
