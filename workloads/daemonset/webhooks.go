@@ -1,13 +1,8 @@
 package daemonset
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"net/http"
 
-	admissionv1 "k8s.io/api/admission/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -36,62 +31,9 @@ func RegisterWebhooks(srv webhook.Server, scheme *runtime.Scheme) error {
 }
 
 func daemonSetHandlers(decoder admission.Decoder) map[string]admission.Handler {
-	a := &daemonSetAdmission{decoder: decoder}
+	type ds = kruiseappsv1alpha1.DaemonSet
 	return map[string]admission.Handler{
-		DefaultDaemonSetPath:  webhooks.CreatesAndUpdates(a.defaults),
-		ValidateDaemonSetPath: webhooks.CreatesAndUpdates(a.validate),
+		DefaultDaemonSetPath:  webhooks.Defaulting(decoder, "DaemonSet", func(cur, _ *ds) { daemonsetadmission.Default(cur) }),
+		ValidateDaemonSetPath: webhooks.Validating(decoder, "DaemonSet", daemonsetadmission.Validate),
 	}
-}
-
-// daemonSetAdmission answers both DaemonSet webhooks.
-type daemonSetAdmission struct {
-	decoder admission.Decoder
-}
-
-// defaults answers with the patch that applies upstream's defaults, merged into the request's object so
-// that fields the typed object does not know are kept.
-func (a *daemonSetAdmission) defaults(_ context.Context, req admission.Request) admission.Response {
-	cur, _, err := a.decode(req)
-	if err != nil {
-		return admission.Errored(http.StatusBadRequest, err)
-	}
-	out := cur.DeepCopy()
-	daemonsetadmission.Default(out)
-	if equality.Semantic.DeepEqual(cur, out) {
-		return admission.Allowed("")
-	}
-	mutated, err := webhooks.MergeIntoRaw(req.Object.Raw, cur, out)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the DaemonSet patch: %w", err))
-	}
-	return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
-}
-
-// validate refuses a DaemonSet that breaks upstream's rules, naming every faulty field.
-func (a *daemonSetAdmission) validate(_ context.Context, req admission.Request) admission.Response {
-	cur, old, err := a.decode(req)
-	if err != nil {
-		return admission.Errored(http.StatusBadRequest, err)
-	}
-	if errs := daemonsetadmission.Validate(cur, old); len(errs) > 0 {
-		// 422 (Invalid), as for a schema error.
-		return admission.Errored(http.StatusUnprocessableEntity, errs.ToAggregate())
-	}
-	return admission.Allowed("")
-}
-
-// decode reads the DaemonSet and, on update, the stored one (nil on create).
-func (a *daemonSetAdmission) decode(req admission.Request) (cur, old *kruiseappsv1alpha1.DaemonSet, err error) {
-	cur = &kruiseappsv1alpha1.DaemonSet{}
-	if err := a.decoder.DecodeRaw(req.Object, cur); err != nil {
-		return nil, nil, fmt.Errorf("decoding the DaemonSet: %w", err)
-	}
-	if req.Operation != admissionv1.Update {
-		return cur, nil, nil
-	}
-	old = &kruiseappsv1alpha1.DaemonSet{}
-	if err := a.decoder.DecodeRaw(req.OldObject, old); err != nil {
-		return nil, nil, fmt.Errorf("decoding the stored DaemonSet: %w", err)
-	}
-	return cur, old, nil
 }
