@@ -14,10 +14,19 @@ import (
 // what would make every pod creation fail, or what a long-running workload cannot run, is checked. kind names
 // the workload in messages, as upstream's webhooks do ("cloneset", "StatefulSet").
 func Validate(t *corev1.PodTemplateSpec, claims []corev1.PersistentVolumeClaim, kind string, p, claimsPath *field.Path) field.ErrorList {
+	errs := validatePodFields(&t.Spec, kind, p.Child("spec"))
+	return append(errs, ValidateStructure(t, claims, p, claimsPath)...)
+}
+
+// ValidateStructure is Validate without the long-running workloads' rules (restartPolicy Always, no
+// activeDeadlineSeconds): what a job's pod template must pass too.
+func ValidateStructure(t *corev1.PodTemplateSpec, claims []corev1.PersistentVolumeClaim, p, claimsPath *field.Path) field.ErrorList {
 	errs := metav1validation.ValidateLabels(t.Labels, p.Child("metadata", "labels"))
 	errs = append(errs, apimachineryvalidation.ValidateAnnotations(t.Annotations, p.Child("metadata", "annotations"))...)
 	sp := p.Child("spec")
-	errs = append(errs, validatePodFields(&t.Spec, kind, sp)...)
+	if len(t.Spec.EphemeralContainers) > 0 {
+		errs = append(errs, field.Forbidden(sp.Child("ephemeralContainers"), "ephemeral containers not allowed in pod template"))
+	}
 	volumes, volumeErrs := volumeNames(&t.Spec, claims, sp.Child("volumes"), claimsPath)
 	errs = append(errs, volumeErrs...)
 	names := sets.New[string]()
@@ -36,9 +45,6 @@ func validatePodFields(s *corev1.PodSpec, kind string, p *field.Path) field.Erro
 	}
 	if s.ActiveDeadlineSeconds != nil {
 		errs = append(errs, field.Forbidden(p.Child("activeDeadlineSeconds"), "activeDeadlineSeconds in "+kind+" is not Supported"))
-	}
-	if len(s.EphemeralContainers) > 0 {
-		errs = append(errs, field.Forbidden(p.Child("ephemeralContainers"), "ephemeral containers not allowed in pod template"))
 	}
 	return errs
 }
