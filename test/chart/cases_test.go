@@ -8,6 +8,7 @@ import (
 
 	"github.com/flotilla-dev/flotilla/nodeagent"
 	"github.com/flotilla-dev/flotilla/webhooks"
+	"github.com/flotilla-dev/flotilla/workloads/broadcastjob"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
@@ -15,19 +16,21 @@ import (
 
 // cloneSetPaths are the webhook paths the cloneset module serves (workloads/cloneset.SetupWithManager),
 // statefulSetPaths those of the statefulset module (workloads/statefulset.SetupWithManager), daemonSetPaths
-// those of the daemonset module, nodeAgentPaths those of the nodeagent module (nodeagent.SetupWithManager); the
+// those of the daemonset module, nodeAgentPaths those of the nodeagent module (nodeagent.SetupWithManager),
+// broadcastJobPaths those of the broadcastjob module; the
 // rollout module serves every other path of the webhook file.
 var (
-	cloneSetPaths    = []string{cloneset.DefaultCloneSetPath, cloneset.ValidateCloneSetPath, webhooks.MutatePodPath}
-	statefulSetPaths = []string{statefulset.MutateStatefulSetPath, statefulset.ValidateStatefulSetPath}
-	daemonSetPaths   = []string{daemonset.DefaultDaemonSetPath, daemonset.ValidateDaemonSetPath}
-	nodeAgentPaths   = []string{nodeagent.MutateContainerRecreateRequestPath}
+	cloneSetPaths     = []string{cloneset.DefaultCloneSetPath, cloneset.ValidateCloneSetPath, webhooks.MutatePodPath}
+	statefulSetPaths  = []string{statefulset.MutateStatefulSetPath, statefulset.ValidateStatefulSetPath}
+	daemonSetPaths    = []string{daemonset.DefaultDaemonSetPath, daemonset.ValidateDaemonSetPath}
+	nodeAgentPaths    = []string{nodeagent.MutateContainerRecreateRequestPath}
+	broadcastJobPaths = []string{broadcastjob.MutateBroadcastJobPath, broadcastjob.ValidateBroadcastJobPath}
 )
 
 func allPaths(string) bool { return true }
 func engineOnlyPaths(p string) bool {
 	return !slices.Contains(cloneSetPaths, p) && !slices.Contains(statefulSetPaths, p) && !slices.Contains(daemonSetPaths, p) &&
-		!slices.Contains(nodeAgentPaths, p)
+		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(broadcastJobPaths, p)
 }
 func cloneSetOnlyPaths(p string) bool { return slices.Contains(cloneSetPaths, p) }
 
@@ -61,8 +64,8 @@ var cases = []chartCase{
 	{name: "daemonsetModule", rel: defaultRelease("--set", "modules={rollout,daemonset}"), noAgent: true,
 		webhooks: func(p string) bool { return engineOnlyPaths(p) || slices.Contains(daemonSetPaths, p) },
 		check:    wantArgs("--enable-modules=rollout,daemonset")},
-	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,nodeagent}"), webhooks: allPaths,
-		check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,nodeagent")},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,broadcastjob,nodeagent}"), webhooks: allPaths,
+		check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,broadcastjob,nodeagent")},
 	{name: "featureGates", webhooks: allPaths, check: checkFeatureGates,
 		rel: defaultRelease("--set", "featureGates.RolloutHistory=true,featureGates.AdvancedDeployment=false")},
 	{name: "extraArgs", webhooks: allPaths, check: wantArgs("--webhook-cert-renew-before=720h", "--zap-devel=false"),

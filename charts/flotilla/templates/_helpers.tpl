@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "cloneset" "daemonset" "nodeagent" "rollout" "statefulset" | toJson -}}
+{{- list "broadcastjob" "cloneset" "daemonset" "nodeagent" "rollout" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -47,6 +47,8 @@ mpod.kb.io: cloneset
 mstatefulset.kb.io: statefulset
 vstatefulset.kb.io: statefulset
 mcontainerrecreaterequest.kb.io: nodeagent
+mbroadcastjob.kb.io: broadcastjob
+vbroadcastjob.kb.io: broadcastjob
 {{- end -}}
 
 {{/* The --enable-modules value as a JSON list; empty means all modules. Fails on a bad combination. */}}
