@@ -16,6 +16,7 @@ import (
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
 	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
+	"github.com/flotilla-dev/flotilla/workloads/broadcastjob"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
@@ -35,6 +36,7 @@ func servedPaths(t *testing.T) []string {
 		cloneset.RegisterWebhooks(srv, reader, scheme, pods),
 		statefulset.RegisterWebhooks(srv, reader, scheme, statefulsetadmission.Options{}),
 		daemonset.RegisterWebhooks(srv, scheme),
+		broadcastjob.RegisterWebhooks(srv, scheme),
 		nodeagent.RegisterWebhook(srv, reader, scheme),
 		webhooks.RegisterPodChain(srv, scheme, pods),
 	)
@@ -91,7 +93,7 @@ func TestWebhookConfigurations(t *testing.T) {
 	}
 	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "ddaemonset.kb.io", "mdaemonset.kb.io",
 		"mdaemonset-native.kb.io", "mstatefulset.kb.io", "munifiedworload.kb.io", "mpod.kb.io", "mcontainerrecreaterequest.kb.io",
-		"vrollout.kb.io", "vcloneset.kb.io", "vstatefulset.kb.io", "vdaemonset.kb.io"}
+		"mbroadcastjob.kb.io", "vrollout.kb.io", "vcloneset.kb.io", "vstatefulset.kb.io", "vdaemonset.kb.io", "vbroadcastjob.kb.io"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("webhook names (-want +got):\n%s", diff)
 	}
