@@ -38,6 +38,7 @@ func Scenarios() []Scenario {
 		statefulSetScale(),
 		statefulSetInPlace(),
 		daemonSetUpdate(),
+		broadcastJob(),
 		luaEval(),
 		microBenchmarks(),
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/flotilla-dev/flotilla/nodeagent"
 	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/workloads/advancedcronjob"
+	"github.com/flotilla-dev/flotilla/workloads/broadcastjob"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
@@ -18,21 +19,23 @@ import (
 // cloneSetPaths are the webhook paths the cloneset module serves (workloads/cloneset.SetupWithManager),
 // statefulSetPaths those of the statefulset module (workloads/statefulset.SetupWithManager), daemonSetPaths
 // those of the daemonset module, ephemeralJobPaths those of the ephemeraljob module, cronJobPaths those of the
-// advancedcronjob module, nodeAgentPaths those of the nodeagent module (nodeagent.SetupWithManager); the rollout
-// module serves every other path of the webhook file.
+// advancedcronjob module, broadcastJobPaths those of the broadcastjob module, nodeAgentPaths those of the nodeagent
+// module (nodeagent.SetupWithManager); the rollout module serves every other path of the webhook file.
 var (
 	cloneSetPaths     = []string{cloneset.DefaultCloneSetPath, cloneset.ValidateCloneSetPath, webhooks.MutatePodPath}
 	statefulSetPaths  = []string{statefulset.MutateStatefulSetPath, statefulset.ValidateStatefulSetPath}
 	daemonSetPaths    = []string{daemonset.DefaultDaemonSetPath, daemonset.ValidateDaemonSetPath}
 	ephemeralJobPaths = []string{ephemeraljob.ValidateEphemeralJobPath}
 	cronJobPaths      = []string{advancedcronjob.MutateAdvancedCronJobPath, advancedcronjob.ValidateAdvancedCronJobPath}
+	broadcastJobPaths = []string{broadcastjob.MutateBroadcastJobPath, broadcastjob.ValidateBroadcastJobPath}
 	nodeAgentPaths    = []string{nodeagent.MutateContainerRecreateRequestPath}
 )
 
 func allPaths(string) bool { return true }
 func engineOnlyPaths(p string) bool {
 	return !slices.Contains(cloneSetPaths, p) && !slices.Contains(statefulSetPaths, p) && !slices.Contains(daemonSetPaths, p) &&
-		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(ephemeralJobPaths, p) && !slices.Contains(cronJobPaths, p)
+		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(ephemeralJobPaths, p) && !slices.Contains(cronJobPaths, p) &&
+		!slices.Contains(broadcastJobPaths, p)
 }
 func cloneSetOnlyPaths(p string) bool { return slices.Contains(cloneSetPaths, p) }
 
@@ -69,8 +72,8 @@ var cases = []chartCase{
 	{name: "advancedcronjobModule", rel: defaultRelease("--set", "modules={rollout,advancedcronjob}"), noAgent: true,
 		webhooks: func(p string) bool { return engineOnlyPaths(p) || slices.Contains(cronJobPaths, p) },
 		check:    wantArgs("--enable-modules=rollout,advancedcronjob")},
-	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,nodeagent}"),
-		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,nodeagent")},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,nodeagent}"),
+		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,nodeagent")},
 	{name: "featureGates", webhooks: allPaths, check: checkFeatureGates,
 		rel: defaultRelease("--set", "featureGates.RolloutHistory=true,featureGates.AdvancedDeployment=false")},
 	{name: "extraArgs", webhooks: allPaths, check: wantArgs("--webhook-cert-renew-before=720h", "--zap-devel=false"),

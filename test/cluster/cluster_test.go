@@ -70,6 +70,7 @@ func TestCluster(t *testing.T) {
 	t.Run("deleted pod is finalised", func(t *testing.T) { testPodDeletion(t, client, pods) })
 	t.Run("deleted pod waits for finalizers", func(t *testing.T) { testFinalizerDeletion(t, client) })
 	t.Run("job completes", func(t *testing.T) { testJob(t, client) })
+	t.Run("job's pod fails", func(t *testing.T) { testFailingJob(t, client) })
 	t.Run("images that cannot run", func(t *testing.T) { testFailingImages(t, client) })
 	assertKwokClean(t, c)
 
@@ -311,6 +312,34 @@ func testJob(t *testing.T, client kubernetes.Interface) {
 		job, err := client.BatchV1().Jobs(testNamespace).Get(ctx, "once", metav1.GetOptions{})
 		return err == nil && job.Status.Succeeded == 1 && job.Status.CompletionTime != nil, err
 	})
+}
+
+// testFailingJob expects a Job whose container image is under fail.invalid/ to end with its pod Failed, the
+// container terminated with exit code 1.
+func testFailingJob(t *testing.T, client kubernetes.Interface) {
+	ctx := t.Context()
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "fails", Namespace: testNamespace},
+		Spec: batchv1.JobSpec{BackoffLimit: ptr.To[int32](0), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "task", Image: "fail.invalid/task:1"}},
+		}}},
+	}
+	if _, err := client.BatchV1().Jobs(testNamespace).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create job: %v", err)
+	}
+	waitFor(t, "job failed", func(ctx context.Context) (bool, error) {
+		job, err := client.BatchV1().Jobs(testNamespace).Get(ctx, "fails", metav1.GetOptions{})
+		return err == nil && job.Status.Failed == 1 && job.Status.Succeeded == 0, err
+	})
+	pods, err := client.CoreV1().Pods(testNamespace).List(ctx, metav1.ListOptions{LabelSelector: "job-name=fails"})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("pods of the job: %v (%v)", pods, err)
+	}
+	p := pods.Items[0]
+	if term := p.Status.ContainerStatuses[0].State.Terminated; p.Status.Phase != corev1.PodFailed || term == nil || term.ExitCode != 1 {
+		t.Errorf("pod %s: phase %s, container state %+v; want Failed, exit code 1", p.Name, p.Status.Phase, p.Status.ContainerStatuses[0].State)
+	}
 }
 
 func newDeployment(name string, replicas int32, image string) *appsv1.Deployment {

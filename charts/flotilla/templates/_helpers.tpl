@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "advancedcronjob" "cloneset" "daemonset" "ephemeraljob" "nodeagent" "rollout" "statefulset" | toJson -}}
+{{- list "advancedcronjob" "broadcastjob" "cloneset" "daemonset" "ephemeraljob" "nodeagent" "rollout" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -50,6 +50,8 @@ vstatefulset.kb.io: statefulset
 mcontainerrecreaterequest.kb.io: nodeagent
 madvancedcronjob.kb.io: advancedcronjob
 vadvancedcronjob.kb.io: advancedcronjob
+mbroadcastjob.kb.io: broadcastjob
+vbroadcastjob.kb.io: broadcastjob
 {{- end -}}
 
 {{/* The --enable-modules value as a JSON list; empty means all modules. Fails on a bad combination. */}}

@@ -39,6 +39,7 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/broadcastjob"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
@@ -54,6 +55,7 @@ var modules = []module.Module{
 	{Name: "statefulset", Kinds: statefulset.Kinds, Reconciles: statefulset.Reconciles, Setup: statefulset.SetupWithManager},
 	{Name: "daemonset", Kinds: daemonset.Kinds, Reconciles: daemonset.Reconciles, Setup: daemonset.SetupWithManager},
 	{Name: "ephemeraljob", Kinds: ephemeraljob.Kinds, Reconciles: ephemeraljob.Reconciles, Setup: ephemeraljob.SetupWithManager},
+	{Name: "broadcastjob", Kinds: broadcastjob.Kinds, Reconciles: broadcastjob.Reconciles, Setup: broadcastjob.SetupWithManager},
 	{Name: "nodeagent", Kinds: nodeagent.Kinds, Reconciles: nodeagent.Reconciles, Setup: nodeagent.SetupWithManager},
 	{Name: "advancedcronjob", Kinds: advancedcronjob.Kinds, Reconciles: advancedcronjob.Reconciles, Setup: advancedcronjob.SetupWithManager},
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 	"github.com/flotilla-dev/flotilla/workloads/advancedcronjob"
+	"github.com/flotilla-dev/flotilla/workloads/broadcastjob"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
@@ -38,6 +39,7 @@ func servedPaths(t *testing.T) []string {
 		statefulset.RegisterWebhooks(srv, reader, scheme, statefulsetadmission.Options{}),
 		daemonset.RegisterWebhooks(srv, scheme),
 		ephemeraljob.RegisterWebhooks(srv, scheme),
+		broadcastjob.RegisterWebhooks(srv, scheme),
 		nodeagent.RegisterWebhook(srv, reader, scheme),
 		advancedcronjob.RegisterWebhooks(srv, scheme),
 		webhooks.RegisterPodChain(srv, scheme, pods),
@@ -95,8 +97,8 @@ func TestWebhookConfigurations(t *testing.T) {
 	}
 	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "ddaemonset.kb.io", "mdaemonset.kb.io",
 		"mdaemonset-native.kb.io", "mstatefulset.kb.io", "munifiedworload.kb.io", "mpod.kb.io", "mcontainerrecreaterequest.kb.io",
-		"madvancedcronjob.kb.io", "vrollout.kb.io", "vcloneset.kb.io", "vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io",
-		"vadvancedcronjob.kb.io"}
+		"madvancedcronjob.kb.io", "mbroadcastjob.kb.io", "vrollout.kb.io", "vcloneset.kb.io", "vstatefulset.kb.io", "vdaemonset.kb.io",
+		"vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("webhook names (-want +got):\n%s", diff)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
+	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
 	"github.com/flotilla-dev/flotilla/workloads/orphans"
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
 )
@@ -84,7 +85,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Pod{}).
 		Watches(&corev1.Pod{}, r.adopters(), builder.WithPredicates(orphans.Predicate)).
 		Owns(&appsv1.ControllerRevision{}).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allDaemonSets), builder.WithPredicates(nodeChanged)).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allDaemonSets), builder.WithPredicates(nodeplacement.NodeChanged)).
 		Complete(r)
 }
 

@@ -17,6 +17,7 @@ import (
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
 	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 	"github.com/flotilla-dev/flotilla/workloads/revision"
 )
@@ -65,7 +66,7 @@ func expectDaemonPod(t *testing.T, ds *kruiseappsv1alpha1.DaemonSet, node string
 	if p.Labels[plan.HashLabel] != ds.Status.DaemonSetHash {
 		t.Errorf("pod %s: controller-revision-hash %q, want %q", p.Name, p.Labels[plan.HashLabel], ds.Status.DaemonSetHash)
 	}
-	if got, err := plan.TargetNode(&corev1.Pod{Spec: corev1.PodSpec{Affinity: p.Spec.Affinity}}); err != nil || got != node {
+	if got, err := nodeplacement.TargetNode(&corev1.Pod{Spec: corev1.PodSpec{Affinity: p.Spec.Affinity}}); err != nil || got != node {
 		t.Errorf("pod %s on %s is pinned to %q (%v)", p.Name, node, got, err)
 	}
 	if !podcondition.HasGate(&p, kruiseappspub.KruisePodReadyConditionType) {

@@ -12,12 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
 )
 
 // world is what one reconcile knows of a DaemonSet: its pods, the nodes, its revisions, and the planners'
@@ -88,7 +87,7 @@ func (r *Reconciler) input(ds *kruiseappsv1alpha1.DaemonSet, w *world) plan.Inpu
 	in := plan.Input{Now: now, Revision: plan.RevisionOf(ds, w.revs.hash)}
 	in.Nodes = plan.Nodes(w.nodes, spec, plan.Resolve(ds, 0).Selector)
 	in.Strategy = plan.Resolve(ds, in.Desired())
-	in.Pods, _ = plan.ByNode(w.pods)
+	in.Pods, _ = nodeplacement.ByNode(w.pods)
 	in.Backoff = map[string]bool{}
 	for node := range in.Pods {
 		in.Backoff[node] = r.failedPods.IsInBackOffSinceUpdate(backoffKey(ds, node), now)
@@ -112,33 +111,6 @@ func (r *Reconciler) allDaemonSets(ctx context.Context, _ client.Object) []recon
 		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return out
-}
-
-// nodeChanged passes the node events that can change which DaemonSets a node runs: a node added or removed,
-// its labels, taints or schedulability changed (not its heartbeats and status).
-var nodeChanged = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		before, ok1 := e.ObjectOld.(*corev1.Node)
-		after, ok2 := e.ObjectNew.(*corev1.Node)
-		if !ok1 || !ok2 {
-			return true
-		}
-		return !labels.Equals(before.Labels, after.Labels) || before.Spec.Unschedulable != after.Spec.Unschedulable ||
-			!taintsEqual(before.Spec.Taints, after.Spec.Taints)
-	},
-	GenericFunc: func(event.GenericEvent) bool { return false },
-}
-
-func taintsEqual(a, b []corev1.Taint) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !a[i].MatchTaint(&b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // controlled returns the revisions whose controller is ds.

@@ -17,6 +17,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
 	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
+	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 )
 
@@ -27,7 +28,7 @@ const podWorkers = 16
 func (r *Reconciler) manage(ctx context.Context, ds *kruiseappsv1alpha1.DaemonSet, w *world, m plan.Manage) error {
 	now := r.Clock.Now()
 	for _, p := range m.Failed {
-		node, _ := plan.TargetNode(p)
+		node, _ := nodeplacement.TargetNode(p)
 		r.failedPods.Next(backoffKey(ds, node), now)
 		r.Recorder.Eventf(ds, p, corev1.EventTypeWarning, "FailedDaemonPod", "Delete",
 			"Found failed daemon pod %s/%s on node %s, will try to kill it", p.Namespace, p.Name, node)

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
+	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
 )
 
 var t0 = time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
@@ -44,7 +45,7 @@ func preDeleting(p *corev1.Pod) {
 }
 
 func unbound(p *corev1.Pod) {
-	p.Spec.Affinity = PinToNode(nil, p.Spec.NodeName)
+	p.Spec.Affinity = nodeplacement.PinToNode(nil, p.Spec.NodeName)
 	p.Spec.NodeName = ""
 }
 

@@ -5,12 +5,13 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
 	"github.com/flotilla-dev/flotilla/workloads/podcondition"
+	"github.com/flotilla-dev/flotilla/workloads/podtemplate"
 )
 
 // Kind is the DaemonSet's kind, as its pods' controller references name it.
@@ -25,7 +26,7 @@ func NewPod(ds *kruiseappsv1alpha1.DaemonSet, rev Revision, inPlace bool, node s
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:       ds.Namespace,
-			GenerateName:    podPrefix(ds.Name),
+			GenerateName:    podtemplate.GenerateName(ds.Name),
 			Labels:          maps.Clone(t.Labels),
 			Annotations:     maps.Clone(t.Annotations),
 			Finalizers:      append([]string(nil), t.Finalizers...),
@@ -44,15 +45,6 @@ func NewPod(ds *kruiseappsv1alpha1.DaemonSet, rev Revision, inPlace bool, node s
 	if inPlace {
 		podcondition.AddGate(pod, kruiseappspub.InPlaceUpdateReady)
 	}
-	pod.Spec.Affinity = PinToNode(pod.Spec.Affinity, node)
+	pod.Spec.Affinity = nodeplacement.PinToNode(pod.Spec.Affinity, node)
 	return pod
-}
-
-// podPrefix is kube's generated-name prefix for a controller's pods: "<name>-", or the bare name when that
-// is no valid prefix.
-func podPrefix(name string) string {
-	if prefix := name + "-"; len(validation.NameIsDNSSubdomain(prefix, true)) == 0 {
-		return prefix
-	}
-	return name
 }

@@ -12,6 +12,7 @@ import (
 
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
 )
 
 func ads(ru *kruiseappsv1alpha1.RollingUpdateDaemonSet, mutate ...func(*kruiseappsv1alpha1.DaemonSet)) *kruiseappsv1alpha1.DaemonSet {
@@ -110,7 +111,7 @@ func TestEligibility(t *testing.T) {
 		{"PreferNoSchedule is no bar", node(nil, corev1.Taint{Key: "x", Effect: corev1.TaintEffectPreferNoSchedule}), plain, true, true},
 	}
 	for _, tt := range tests {
-		run, cont := Eligibility(tt.node, tt.spec)
+		run, cont := nodeplacement.Eligibility(tt.node, tt.spec)
 		if run != tt.run || cont != tt.continues {
 			t.Errorf("%s: eligibility = %v/%v, want %v/%v", tt.name, run, cont, tt.run, tt.continues)
 		}
@@ -146,7 +147,7 @@ func TestNewPod(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"app": "agent", HashLabel: "6d8f", GenerationLabel: "3"}, p.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
-	if node, err := TargetNode(p); err != nil || node != "node-7" || p.Spec.Affinity.PodAntiAffinity == nil {
+	if node, err := nodeplacement.TargetNode(p); err != nil || node != "node-7" || p.Spec.Affinity.PodAntiAffinity == nil {
 		t.Errorf("pinned to %q (%v), anti-affinity kept: %v", node, err, p.Spec.Affinity.PodAntiAffinity != nil)
 	}
 	gates := []corev1.PodReadinessGate{{ConditionType: kruiseappspub.KruisePodReadyConditionType}, {ConditionType: kruiseappspub.InPlaceUpdateReady}}

@@ -1,0 +1,135 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/broadcastjob/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/statuspatch"
+)
+
+// podWorkers bounds the pod writes of one reconcile in flight at once.
+const podWorkers = 32
+
+// apply carries out the decision's pod deletions and creations.
+func (r *Reconciler) apply(ctx context.Context, job *kruiseappsv1alpha1.BroadcastJob, d plan.Decision) error {
+	return errors.Join(
+		each(d.Delete, func(p *corev1.Pod) error { return r.deletePod(ctx, job, p) }),
+		r.createPods(ctx, job, d.Create))
+}
+
+// createPods creates a pod on each node in slow-start batches (1, 2, 4, ...) as kube's controllers do, so that
+// a create that keeps failing (quota, admission) costs one call instead of hundreds.
+func (r *Reconciler) createPods(ctx context.Context, job *kruiseappsv1alpha1.BroadcastJob, nodes []string) error {
+	for batch := 1; len(nodes) > 0; batch *= 2 {
+		n := min(batch, len(nodes))
+		if err := each(nodes[:n], func(node string) error { return r.createPod(ctx, job, node) }); err != nil {
+			return err
+		}
+		nodes = nodes[n:]
+	}
+	return nil
+}
+
+func (r *Reconciler) createPod(ctx context.Context, job *kruiseappsv1alpha1.BroadcastJob, node string) error {
+	p := plan.NewPod(job, node)
+	err := r.Client.Create(ctx, p)
+	countOperation(opCreate, err)
+	if err != nil {
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			return nil
+		}
+		r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, "FailedCreate", "Create", "Error creating: %v", err)
+		return fmt.Errorf("create the pod of node %s: %w", node, err)
+	}
+	r.expectations.Created(client.ObjectKeyFromObject(job), p.Name)
+	r.Recorder.Eventf(job, p, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "Created pod: %s", p.Name)
+	return nil
+}
+
+func (r *Reconciler) deletePod(ctx context.Context, job *kruiseappsv1alpha1.BroadcastJob, p *corev1.Pod) error {
+	err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	countOperation(opDelete, err)
+	if err != nil {
+		r.Recorder.Eventf(job, p, corev1.EventTypeWarning, "FailedDelete", "Delete", "Error deleting: %v", err)
+		return fmt.Errorf("delete pod %s: %w", p.Name, err)
+	}
+	r.expectations.Deleted(client.ObjectKeyFromObject(job), p.UID)
+	r.Recorder.Eventf(job, p, corev1.EventTypeNormal, "SuccessfulDelete", "Delete", "Deleted pod: %s", p.Name)
+	return nil
+}
+
+// deleteJob deletes a job whose TTL after finishing has passed; the garbage collector deletes its pods.
+func (r *Reconciler) deleteJob(ctx context.Context, job *kruiseappsv1alpha1.BroadcastJob) error {
+	err := r.Client.Delete(ctx, job, client.Preconditions{UID: &job.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete the finished job: %w", err)
+	}
+	return nil
+}
+
+// writeStatus patches the job's status when the decision changed it. The patch holds the job's
+// resourceVersion: a decision made on a stale copy of the job (one the cache had not yet shown the last status
+// write in) conflicts instead of undoing that write.
+func (r *Reconciler) writeStatus(ctx context.Context, job *kruiseappsv1alpha1.BroadcastJob, d plan.Decision) error {
+	if !equality.Semantic.DeepEqual(&job.Status, &d.Status) {
+		patch, err := statuspatch.Replacing(job.Status, d.Status)
+		if err != nil {
+			return err
+		}
+		if patch, err = lockedTo(patch, job.ResourceVersion); err != nil {
+			return err
+		}
+		if err := r.Client.Status().Patch(ctx, job, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			return fmt.Errorf("patch status: %w", client.IgnoreNotFound(err))
+		}
+	}
+	return nil
+}
+
+// record records the decision's events about the job: they tell of transitions its written status shows.
+func (r *Reconciler) record(job *kruiseappsv1alpha1.BroadcastJob, d plan.Decision) {
+	for _, e := range d.Events {
+		r.Recorder.Eventf(job, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+	}
+}
+
+// lockedTo adds metadata.resourceVersion to a merge patch: the apiserver then applies it only to that version.
+func lockedTo(patch []byte, resourceVersion string) ([]byte, error) {
+	doc := map[string]any{}
+	if err := json.Unmarshal(patch, &doc); err != nil {
+		return nil, fmt.Errorf("decode status patch: %w", err)
+	}
+	doc["metadata"] = map[string]any{"resourceVersion": resourceVersion}
+	return json.Marshal(doc)
+}
+
+// each runs fn for every item, at most podWorkers at once, and joins their errors: one pod's failure must not
+// hold back the others.
+func each[T any](items []T, fn func(T) error) error {
+	errs := make([]error, len(items))
+	slots := make(chan struct{}, podWorkers)
+	var wg sync.WaitGroup
+	for i, item := range items {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			errs[i] = fn(item)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,219 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/test/managertest"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/broadcastjob/admission"
+)
+
+// clusterConfig is nil when the tests run with -short: no control plane.
+var clusterConfig *rest.Config
+
+// itTimeout bounds each wait of the integration tests.
+const itTimeout = 60 * time.Second
+
+// TestMain runs one control plane for the package: the scheduler binds the jobs' pods by their node affinity,
+// kwok runs them (and completes them, test/cluster/stages/pod-complete.yaml).
+func TestMain(m *testing.M) {
+	opts := cluster.Options{
+		ControllerManager: true,
+		Controllers:       []string{"garbage-collector-controller", "serviceaccount-controller"},
+		Scheduler:         true,
+		Nodes:             1,
+	}
+	os.Exit(managertest.Main(m, opts, &clusterConfig))
+}
+
+// startController creates a namespace and runs the BroadcastJob controller on it, on a fake clock that starts
+// now, until the test ends; it returns a direct client for the test's own reads and writes, the namespace and
+// the clock. Each test's controller sees only its namespace's objects (and every node).
+func startController(t *testing.T) (client.Client, string, *clocktesting.FakeClock) {
+	t.Helper()
+	if clusterConfig == nil {
+		t.Skip("no control plane in -short mode")
+	}
+	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme)
+	c := managertest.DirectClient(t, clusterConfig, scheme)
+	ns := newNamespace(t, c)
+	clock := clocktesting.NewFakeClock(time.Now())
+	r := &Reconciler{Clock: clock}
+	managertest.Start(t, clusterConfig, scheme, r.SetupWithManager,
+		func(o *ctrl.Options) { o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}} })
+	return c, ns, clock
+}
+
+var counter atomic.Int32
+
+func newNamespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bcj-%d-%d", time.Now().UnixNano()%100000, counter.Add(1))}}
+	create(t, c, ns)
+	return ns.Name
+}
+
+// poolTaint keeps the other tests' jobs, and the cluster's own node's workloads, off a test's nodes.
+const poolTaint = "flotilla.dev/broadcastjob-test"
+
+// newPool adds n kwok nodes of its own to the cluster for one test, labelled pool=<name> and tainted so that
+// only the test's jobs (newJob tolerates the taint) run there; they go when the test ends.
+func newPool(t *testing.T, c client.Client, n int) string {
+	t.Helper()
+	pool := fmt.Sprintf("pool-%d", counter.Add(1))
+	for i := range n {
+		addNode(t, c, pool, i)
+	}
+	return pool
+}
+
+func addNode(t *testing.T, c client.Client, pool string, i int) {
+	t.Helper()
+	node := cluster.KwokNode(fmt.Sprintf("%s-%d", pool, i), 2000+int(counter.Add(1)), 0)
+	node.Labels["pool"] = pool
+	node.Spec.Taints = []corev1.Taint{{Key: poolTaint, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
+	create(t, c, node)
+	t.Cleanup(func() { _ = c.Delete(context.Background(), node) })
+}
+
+// runFor is the annotation that keeps a job's pod running that long before kwok completes it.
+const runFor = "pod-complete.stage.kwok.x-k8s.io/delay"
+
+// newJob is a BroadcastJob on the nodes of pool whose pods run for runTime, defaulted as the webhook leaves it.
+func newJob(ns, pool, runTime string, mutate ...func(*kruiseappsv1alpha1.BroadcastJob)) *kruiseappsv1alpha1.BroadcastJob {
+	job := &kruiseappsv1alpha1.BroadcastJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bcj"},
+		Spec: kruiseappsv1alpha1.BroadcastJobSpec{
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "counter"}, Annotations: map[string]string{runFor: runTime}},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                 corev1.RestartPolicyNever,
+					Containers:                    []corev1.Container{{Name: "counter", Image: "busybox:latest"}},
+					NodeSelector:                  map[string]string{"pool": pool},
+					Tolerations:                   []corev1.Toleration{{Key: poolTaint, Operator: corev1.TolerationOpExists}},
+					TerminationGracePeriodSeconds: ptrInt64(0),
+				},
+			},
+		},
+	}
+	for _, m := range mutate {
+		m(job)
+	}
+	admission.Default(job, nil)
+	return job
+}
+
+func ptrInt64(v int64) *int64 { return &v }
+
+func create(t *testing.T, c client.Client, obj client.Object) {
+	t.Helper()
+	if err := c.Create(t.Context(), obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventually polls cond until it holds; what names the state in the failure.
+func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, itTimeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v (last: %v)", what, err, last)
+	}
+}
+
+// waitJob waits until the job's status satisfies done and returns the job.
+func waitJob(t *testing.T, c client.Client, job *kruiseappsv1alpha1.BroadcastJob, what string,
+	done func(kruiseappsv1alpha1.BroadcastJobStatus) bool) *kruiseappsv1alpha1.BroadcastJob {
+	t.Helper()
+	got := &kruiseappsv1alpha1.BroadcastJob{}
+	eventually(t, what, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
+			return false, err
+		}
+		s := got.Status
+		return done(s), fmt.Errorf("phase %q desired %d active %d succeeded %d failed %d conditions %v",
+			s.Phase, s.Desired, s.Active, s.Succeeded, s.Failed, s.Conditions)
+	})
+	return got
+}
+
+// poke changes an annotation of the job: a reconcile follows, which reads the fake clock anew. A job already
+// gone needs none.
+func poke(t *testing.T, c client.Client, job *kruiseappsv1alpha1.BroadcastJob) {
+	t.Helper()
+	eventually(t, "job annotated", func(ctx context.Context) (bool, error) {
+		got := &kruiseappsv1alpha1.BroadcastJob{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
+			return apierrors.IsNotFound(err), err
+		}
+		if got.Annotations == nil {
+			got.Annotations = map[string]string{}
+		}
+		got.Annotations["poke"] = fmt.Sprint(time.Now().UnixNano())
+		err := c.Update(ctx, got)
+		return err == nil, err
+	})
+}
+
+// jobPods are the job's pods, by name.
+func jobPods(ctx context.Context, c client.Client, job *kruiseappsv1alpha1.BroadcastJob) (map[string]corev1.Pod, error) {
+	list := &corev1.PodList{}
+	if err := c.List(ctx, list, client.InNamespace(job.Namespace), client.MatchingLabels{"app": "counter"}); err != nil {
+		return nil, err
+	}
+	out := map[string]corev1.Pod{}
+	for _, p := range list.Items {
+		out[p.Name] = p
+	}
+	return out, nil
+}
+
+// eventNotes are the notes of the job's events with reason, sorted.
+func eventNotes(ctx context.Context, c client.Client, job *kruiseappsv1alpha1.BroadcastJob, reason string) ([]string, error) {
+	list := &eventsv1.EventList{}
+	if err := c.List(ctx, list, client.InNamespace(job.Namespace)); err != nil {
+		return nil, err
+	}
+	var notes []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == job.Name && e.Regarding.Kind == "BroadcastJob" && e.Reason == reason {
+			notes = append(notes, e.Note)
+		}
+	}
+	sort.Strings(notes)
+	return notes, nil
+}
+
+// condition is the job's condition of type t, if any.
+func condition(s kruiseappsv1alpha1.BroadcastJobStatus, t kruiseappsv1alpha1.JobConditionType) *kruiseappsv1alpha1.JobCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package broadcastjob
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+)
+
+func testHandlers(t *testing.T) map[string]admission.Handler {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := kruiseappsv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return handlers(admission.NewDecoder(s))
+}
+
+func request(op admissionv1.Operation, body, old string) admission.Request {
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "req", Namespace: "default", Name: "bcj", Operation: op,
+		Kind:     metav1.GroupVersionKind{Group: "apps.kruise.io", Version: "v1alpha1", Kind: "BroadcastJob"},
+		Resource: metav1.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "broadcastjobs"},
+		Object:   runtime.RawExtension{Raw: []byte(body)},
+	}}
+	if old != "" {
+		req.OldObject = runtime.RawExtension{Raw: []byte(old)}
+	}
+	return req
+}
+
+// userJob is the seed's first BroadcastJob as a user writes it, with a field no Go type knows.
+const userJob = `{"apiVersion":"apps.kruise.io/v1alpha1","kind":"BroadcastJob","metadata":{"name":"bcj","namespace":"default"},` +
+	`"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"counter","image":"busybox:latest",` +
+	`"command":["/bin/sh","-c","for i in 9 8 7 6 5 4 3 2 1; do echo $i; done"],"futureField":"kept"}]}}}}`
+
+func TestDefaultingWebhook(t *testing.T) {
+	resp := testHandlers(t)[MutateBroadcastJobPath].Handle(context.Background(), request(admissionv1.Create, userJob, ""))
+	if !resp.Allowed {
+		t.Fatalf("refused: %v", resp.Result)
+	}
+	doc := webhooktest.ApplyJSONPatch(t, userJob, resp)
+	for path, want := range map[string]any{
+		"spec.completionPolicy.type": "Always", "spec.failurePolicy.type": "FailFast", "spec.parallelism": float64(1<<31 - 1),
+		"spec.template.spec.restartPolicy": "Never", "spec.template.spec.dnsPolicy": "ClusterFirst",
+		"spec.template.spec.containers.0.futureField": "kept",
+	} {
+		if got := webhooktest.JSONLookup(doc, path); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+}
+
+func TestValidatingWebhook(t *testing.T) {
+	h := testHandlers(t)[ValidateBroadcastJobPath]
+	bad := strings.Replace(userJob, `"restartPolicy":"Never"`, `"restartPolicy":"Always"`, 1)
+	resp := h.Handle(context.Background(), request(admissionv1.Create, bad, ""))
+	if resp.Allowed || resp.Result.Code != http.StatusUnprocessableEntity ||
+		!strings.Contains(resp.Result.Message, `spec.template.spec.restartPolicy: Invalid value: "Always": pod restartPolicy can only be Never or OnFailure`) {
+		t.Errorf("restartPolicy Always: allowed=%v %v", resp.Allowed, resp.Result)
+	}
+	if resp := h.Handle(context.Background(), request(admissionv1.Update, userJob, bad)); !resp.Allowed {
+		t.Errorf("an update fixing a bad stored job refused: %v", resp.Result)
+	}
+	if resp := h.Handle(context.Background(), request(admissionv1.Create, `{"spec":`, "")); resp.Allowed || resp.Result.Code != http.StatusBadRequest {
+		t.Errorf("undecodable body: allowed=%v %v", resp.Allowed, resp.Result)
+	}
+}
+
+// The chart's entries: served paths, creates and updates of broadcastjobs, failing closed like upstream.
+func TestBroadcastJobWebhookConfiguration(t *testing.T) {
+	mutating, validating := webhooktest.Configurations(t)
+	rules := []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		Rule: admissionregistrationv1.Rule{
+			APIGroups: []string{"apps.kruise.io"}, APIVersions: []string{"v1alpha1"}, Resources: []string{"broadcastjobs"},
+		},
+	}}
+	var paths []string
+	for _, w := range mutating.Webhooks {
+		if w.Name == "mbroadcastjob.kb.io" {
+			webhooktest.CheckFailsClosed(t, w.Name, w.ClientConfig, MutateBroadcastJobPath, w.Rules, rules, w.FailurePolicy, w.ObjectSelector)
+			paths = append(paths, MutateBroadcastJobPath)
+		}
+	}
+	for _, w := range validating.Webhooks {
+		if w.Name == "vbroadcastjob.kb.io" {
+			webhooktest.CheckFailsClosed(t, w.Name, w.ClientConfig, ValidateBroadcastJobPath, w.Rules, rules, w.FailurePolicy, w.ObjectSelector)
+			paths = append(paths, ValidateBroadcastJobPath)
+		}
+	}
+	if diff := cmp.Diff([]string{MutateBroadcastJobPath, ValidateBroadcastJobPath}, paths); diff != "" {
+		t.Errorf("configured webhooks (-want +got):\n%s", diff)
+	}
+	srv := webhooktest.NewServer()
+	if err := RegisterWebhooks(srv, runtime.NewScheme()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{MutateBroadcastJobPath, ValidateBroadcastJobPath}, srv.Paths()); diff != "" {
+		t.Errorf("served paths (-want +got):\n%s", diff)
+	}
+}
