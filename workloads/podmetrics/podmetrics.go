@@ -41,11 +41,18 @@ func New(module, kind string) *Metrics {
 	return m
 }
 
+// NewOperations registers only the operations counter, for a workload that never updates pods in place.
+func NewOperations(module, kind string) *Metrics {
+	m := newMetrics(module, kind)
+	metrics.Registry.MustRegister(m.operations)
+	return m
+}
+
 func newMetrics(module, kind string) *Metrics {
 	return &Metrics{
 		operations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: OperationsName(module),
-			Help: "Pods the " + kind + " controller created, deleted or updated in place, by operation and result (success, failure).",
+			Help: "Pods the " + kind + " controller created, deleted or updated, by operation and result (success, failure).",
 		}, []string{"operation", "result"}),
 		inPlace: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    InPlaceName(module),

@@ -15,6 +15,7 @@ import (
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/broadcastjob/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 	"github.com/flotilla-dev/flotilla/workloads/statuspatch"
 )
 
@@ -44,7 +45,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *kruiseappsv1alpha1.Bro
 func (r *Reconciler) createPod(ctx context.Context, job *kruiseappsv1alpha1.BroadcastJob, node string) error {
 	p := plan.NewPod(job, node)
 	err := r.Client.Create(ctx, p)
-	countOperation(opCreate, err)
+	podMetrics.Count(podmetrics.Create, err)
 	if err != nil {
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			return nil
@@ -62,7 +63,7 @@ func (r *Reconciler) deletePod(ctx context.Context, job *kruiseappsv1alpha1.Broa
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}
-	countOperation(opDelete, err)
+	podMetrics.Count(podmetrics.Delete, err)
 	if err != nil {
 		r.Recorder.Eventf(job, p, corev1.EventTypeWarning, "FailedDelete", "Delete", "Error deleting: %v", err)
 		return fmt.Errorf("delete pod %s: %w", p.Name, err)

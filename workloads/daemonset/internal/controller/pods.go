@@ -16,8 +16,8 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
-	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
+	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 )
 
