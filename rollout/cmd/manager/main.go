@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	// The zone database, for AdvancedCronJob time zones: the manager's image holds nothing but the binary.
-	_ "time/tzdata"
+	_ "time/tzdata" // the zone database, for AdvancedCronJob time zones: the manager's image holds only the binary
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
