@@ -17,8 +17,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
@@ -209,4 +211,19 @@ func JSONLookup(doc any, path string) any {
 		}
 	}
 	return doc
+}
+
+// Request is an admission request for op on the apps.kruise.io/v1alpha1 object body of kind (resource its
+// plural), named name in namespace ns; old, when not empty, is the stored object of an update.
+func Request(kind, resource, ns, name string, op admissionv1.Operation, body, old string) admission.Request {
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "req", Namespace: ns, Name: name, Operation: op,
+		Kind:     metav1.GroupVersionKind{Group: "apps.kruise.io", Version: "v1alpha1", Kind: kind},
+		Resource: metav1.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: resource},
+		Object:   runtime.RawExtension{Raw: []byte(body)},
+	}}
+	if old != "" {
+		req.OldObject = runtime.RawExtension{Raw: []byte(old)}
+	}
+	return req
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -27,16 +26,7 @@ func handlers(t *testing.T) map[string]admission.Handler {
 }
 
 func request(op admissionv1.Operation, body, old string) admission.Request {
-	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
-		UID: "req", Namespace: "ns", Name: "acj", Operation: op,
-		Kind:     metav1.GroupVersionKind{Group: "apps.kruise.io", Version: "v1alpha1", Kind: "AdvancedCronJob"},
-		Resource: metav1.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "advancedcronjobs"},
-		Object:   runtime.RawExtension{Raw: []byte(body)},
-	}}
-	if old != "" {
-		req.OldObject = runtime.RawExtension{Raw: []byte(old)}
-	}
-	return req
+	return webhooktest.Request("AdvancedCronJob", "advancedcronjobs", "ns", "acj", op, body, old)
 }
 
 // userAdvancedCronJob is the seed's AdvancedCronJob as a user writes it, with a field no Go type knows in its
