@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 const (
@@ -197,12 +198,41 @@ func removeCgroups(parent string) error {
 		})
 		slices.Reverse(dirs)
 		for _, d := range dirs {
-			if err := syscall.Rmdir(d); err != nil && !errors.Is(err, syscall.ENOENT) {
-				errs = append(errs, fmt.Errorf("removing cgroup %s: %w", d, err))
-			}
+			errs = append(errs, removeCgroup(d))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// cgroupDrainTimeout bounds the wait for a cgroup's processes to finish exiting.
+const cgroupDrainTimeout = 15 * time.Second
+
+// removeCgroup removes one cgroup, waiting while it is busy: a killed node's processes may still be exiting
+// (a Go program's threads outlive its zombie leader for a moment). Whatever is still in it belongs to the
+// node, whose owner is gone, so it is killed.
+func removeCgroup(dir string) error {
+	deadline := time.Now().Add(cgroupDrainTimeout)
+	for {
+		err := syscall.Rmdir(dir)
+		if err == nil || errors.Is(err, syscall.ENOENT) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+			return fmt.Errorf("removing cgroup %s: %w", dir, err)
+		}
+		killCgroupProcesses(dir)
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// killCgroupProcesses sends SIGKILL to every process the cgroup lists.
+func killCgroupProcesses(dir string) {
+	data, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	for _, field := range strings.Fields(string(data)) {
+		if pid, err := strconv.Atoi(field); err == nil && pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // servicePort forwards the kubernetes Service's address, port 443, to the API server: what kube-proxy does
