@@ -17,8 +17,10 @@ import (
 const MutatePodPath = "/mutate-pod"
 
 // PodMutation changes a pod being created, in place, and reports whether it changed anything. It sees the
-// changes of the mutations before it in the chain.
-type PodMutation func(ctx context.Context, pod *corev1.Pod) bool
+// changes of the mutations before it in the chain. An error refuses the pod with the error's message: a
+// mutation that cannot decide (its cache failed, the pod's spec clashes with what it would add) must not let
+// the pod through without what it owes it.
+type PodMutation func(ctx context.Context, pod *corev1.Pod) (bool, error)
 
 // PodChain gathers the modules' pod mutations at wiring time. Upstream has one pod webhook for everything
 // that changes pods, so every module that does is served on MutatePodPath through one chain instead of a
@@ -64,7 +66,11 @@ func (h *podChainHandler) mutate(ctx context.Context, req admission.Request) adm
 	out := cur.DeepCopy()
 	changed := false
 	for _, m := range h.mutations {
-		changed = m(ctx, out) || changed
+		c, err := m(ctx, out)
+		if err != nil {
+			return admission.Denied(err.Error())
+		}
+		changed = c || changed
 	}
 	if !changed {
 		return admission.Allowed("")

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 
@@ -29,16 +30,20 @@ func podChainScheme(t *testing.T) *runtime.Scheme {
 // annotate is a mutation that appends name to the pod's "order" annotation, so a test sees which
 // mutations ran and in which order.
 func annotate(name string) PodMutation {
-	return func(_ context.Context, pod *corev1.Pod) bool {
+	return func(_ context.Context, pod *corev1.Pod) (bool, error) {
 		if pod.Annotations == nil {
 			pod.Annotations = map[string]string{}
 		}
 		pod.Annotations["order"] += name
-		return true
+		return true, nil
 	}
 }
 
-func unchanged(context.Context, *corev1.Pod) bool { return false }
+func unchanged(context.Context, *corev1.Pod) (bool, error) { return false, nil }
+
+func refuse(context.Context, *corev1.Pod) (bool, error) {
+	return false, errors.New("spec.containers[0].name: the sidecar clashes")
+}
 
 func servedChain(t *testing.T, mutations ...PodMutation) *webhooktest.Server {
 	t.Helper()
@@ -82,6 +87,8 @@ func TestPodChain(t *testing.T) {
 			req: webhooktest.WithSubResource(chainRequest(admissionv1.Create, `{"kind":"Binding"}`), "binding")},
 		{name: "malformed pod", mutations: []PodMutation{annotate("a")},
 			req: chainRequest(admissionv1.Create, `{"kind":"Pod","spec":`), wantCode: http.StatusBadRequest},
+		{name: "a mutation's error refuses the pod", mutations: []PodMutation{annotate("a"), refuse, annotate("b")},
+			req: chainRequest(admissionv1.Create, chainPod), wantCode: http.StatusForbidden},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,10 +13,10 @@ import (
 // injectReadinessGate is the module's part of the pod webhook: it adds the KruisePodReady readiness gate to
 // pods whose controller is an apps.kruise.io workload, so that pods created by another installation's
 // controllers can be held not ready like Flotilla's own (which carry the gate from the start).
-func injectReadinessGate(ctx context.Context, pod *corev1.Pod) bool {
+func injectReadinessGate(ctx context.Context, pod *corev1.Pod) (bool, error) {
 	if !podreadiness.InjectGate(pod) {
-		return false
+		return false, nil
 	}
 	logf.FromContext(ctx).V(1).Info("Adding the KruisePodReady readiness gate", "pod", klog.KObj(pod))
-	return true
+	return true, nil
 }
