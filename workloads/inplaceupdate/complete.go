@@ -22,12 +22,19 @@ func Completed(pod *corev1.Pod) (bool, error) {
 	if err != nil || state == nil {
 		return state == nil && err == nil, err
 	}
-	for name, last := range state.LastContainerStatuses {
-		if !containerRestarted(pod, name, last.ImageID) {
-			return false, nil
+	return ContainersRestarted(pod, state.LastContainerStatuses) && (!state.UpdateEnvFromMetadata || envRestarted(pod)), nil
+}
+
+// ContainersRestarted reports whether every container in last (the statuses recorded when an in-place
+// update started) runs its new image: it reports another image ID, or already the spec's image. Every
+// module that updates containers in place judges completion by it.
+func ContainersRestarted(pod *corev1.Pod, last map[string]kruiseappspub.InPlaceUpdateContainerStatus) bool {
+	for name, status := range last {
+		if !containerRestarted(pod, name, status.ImageID) {
+			return false
 		}
 	}
-	return !state.UpdateEnvFromMetadata || envRestarted(pod), nil
+	return true
 }
 
 func containerRestarted(pod *corev1.Pod, name, lastImageID string) bool {

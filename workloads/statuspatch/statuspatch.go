@@ -42,3 +42,14 @@ func fieldsOf(status any) (map[string]any, error) {
 	}
 	return fields, nil
 }
+
+// LockedTo adds metadata.resourceVersion to a merge patch: the apiserver then applies it only to that
+// version, so a status computed from a stale copy conflicts instead of overwriting a newer one.
+func LockedTo(patch []byte, resourceVersion string) ([]byte, error) {
+	doc := map[string]any{}
+	if err := json.Unmarshal(patch, &doc); err != nil {
+		return nil, fmt.Errorf("decode status patch: %w", err)
+	}
+	doc["metadata"] = map[string]any{"resourceVersion": resourceVersion}
+	return json.Marshal(doc)
+}

@@ -44,3 +44,16 @@ func TestReplacingRejectsWhatJSONCannotEncode(t *testing.T) {
 		t.Error("a status JSON cannot encode gave no error")
 	}
 }
+
+func TestLockedTo(t *testing.T) {
+	got, err := LockedTo([]byte(`{"status":{"a":1}}`), "42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != `{"metadata":{"resourceVersion":"42"},"status":{"a":1}}` {
+		t.Errorf("patch %s", got)
+	}
+	if _, err := LockedTo([]byte(`{`), "1"); err == nil {
+		t.Error("a malformed patch is accepted")
+	}
+}

@@ -2,10 +2,8 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -15,6 +13,7 @@ import (
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/broadcastjob/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/parallel"
 	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 	"github.com/flotilla-dev/flotilla/workloads/statuspatch"
 )
@@ -25,7 +24,7 @@ const podWorkers = 32
 // apply carries out the decision's pod deletions and creations.
 func (r *Reconciler) apply(ctx context.Context, job *kruiseappsv1alpha1.BroadcastJob, d plan.Decision) error {
 	return errors.Join(
-		each(d.Delete, func(p *corev1.Pod) error { return r.deletePod(ctx, job, p) }),
+		parallel.Each(d.Delete, podWorkers, func(p *corev1.Pod) error { return r.deletePod(ctx, job, p) }),
 		r.createPods(ctx, job, d.Create))
 }
 
@@ -34,7 +33,7 @@ func (r *Reconciler) apply(ctx context.Context, job *kruiseappsv1alpha1.Broadcas
 func (r *Reconciler) createPods(ctx context.Context, job *kruiseappsv1alpha1.BroadcastJob, nodes []string) error {
 	for batch := 1; len(nodes) > 0; batch *= 2 {
 		n := min(batch, len(nodes))
-		if err := each(nodes[:n], func(node string) error { return r.createPod(ctx, job, node) }); err != nil {
+		if err := parallel.Each(nodes[:n], podWorkers, func(node string) error { return r.createPod(ctx, job, node) }); err != nil {
 			return err
 		}
 		nodes = nodes[n:]
@@ -91,7 +90,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *kruiseappsv1alpha1.Br
 		if err != nil {
 			return err
 		}
-		if patch, err = lockedTo(patch, job.ResourceVersion); err != nil {
+		if patch, err = statuspatch.LockedTo(patch, job.ResourceVersion); err != nil {
 			return err
 		}
 		if err := r.Client.Status().Patch(ctx, job, client.RawPatch(types.MergePatchType, patch)); err != nil {
@@ -106,31 +105,4 @@ func (r *Reconciler) record(job *kruiseappsv1alpha1.BroadcastJob, d plan.Decisio
 	for _, e := range d.Events {
 		r.Recorder.Eventf(job, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 	}
-}
-
-// lockedTo adds metadata.resourceVersion to a merge patch: the apiserver then applies it only to that version.
-func lockedTo(patch []byte, resourceVersion string) ([]byte, error) {
-	doc := map[string]any{}
-	if err := json.Unmarshal(patch, &doc); err != nil {
-		return nil, fmt.Errorf("decode status patch: %w", err)
-	}
-	doc["metadata"] = map[string]any{"resourceVersion": resourceVersion}
-	return json.Marshal(doc)
-}
-
-// each runs fn for every item, at most podWorkers at once, and joins their errors: one pod's failure must not
-// hold back the others.
-func each[T any](items []T, fn func(T) error) error {
-	errs := make([]error, len(items))
-	slots := make(chan struct{}, podWorkers)
-	var wg sync.WaitGroup
-	for i, item := range items {
-		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			errs[i] = fn(item)
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }

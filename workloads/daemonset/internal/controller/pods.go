@@ -17,6 +17,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
 	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
+	"github.com/flotilla-dev/flotilla/workloads/parallel"
 	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 )
@@ -194,24 +195,9 @@ func (r *Reconciler) patchPodStatus(ctx context.Context, ds *kruiseappsv1alpha1.
 // eachPod runs fn for every pod, at most podWorkers at once, and joins their errors: one pod's failure must
 // not hold back the others.
 func eachPod(pods []*corev1.Pod, fn func(*corev1.Pod) error) error {
-	return each(pods, fn)
+	return parallel.Each(pods, podWorkers, fn)
 }
 
 func eachNode(nodes []string, fn func(string) error) error {
-	return each(nodes, fn)
-}
-
-func each[T any](items []T, fn func(T) error) error {
-	errs := make([]error, len(items))
-	slots := make(chan struct{}, podWorkers)
-	var wg sync.WaitGroup
-	for i, item := range items {
-		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			errs[i] = fn(item)
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return parallel.Each(nodes, podWorkers, fn)
 }

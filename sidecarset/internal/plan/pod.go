@@ -1,0 +1,117 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flotilla-dev/flotilla/sidecarset/inject"
+	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
+	"github.com/flotilla-dev/flotilla/workloads/podcondition"
+)
+
+// Updated tells whether the pod's sidecars of the SidecarSet named set are at hashes' version.
+func Updated(pod *corev1.Pod, set string, hashes inject.Hashes) bool {
+	entry, ok := inject.PodHashes(pod, kruiseappsv1alpha1.SidecarSetHashAnnotation)[set]
+	return ok && entry.Hash == hashes.Hash
+}
+
+// Upgradable tells whether only images changed since the pod's sidecars were injected or last updated:
+// anything else (a command, a mount, a new sidecar) waits for the pod to be re-created.
+func Upgradable(pod *corev1.Pod, set string, hashes inject.Hashes) bool {
+	entry, ok := inject.PodHashes(pod, kruiseappsv1alpha1.SidecarSetHashWithoutImageAnnotation)[set]
+	return ok && entry.Hash == hashes.WithoutImage
+}
+
+// ReadyAndConsistent tells whether the pod is running and ready, and the kubelet runs the images the
+// set's last in-place update gave its sidecars.
+func ReadyAndConsistent(pod *corev1.Pod, set string) bool {
+	if pod.Status.Phase != corev1.PodRunning || !podcondition.IsReady(pod) {
+		return false
+	}
+	state, ok := UpdateStates(pod)[set]
+	return !ok || inplaceupdate.ContainersRestarted(pod, state.LastContainerStatuses)
+}
+
+// UpdateStates reads kruise.io/sidecarset-inplace-update-state: per SidecarSet, the container statuses
+// its last in-place update started from. A malformed annotation reads as empty.
+func UpdateStates(pod *corev1.Pod) map[string]kruiseappspub.InPlaceUpdateState {
+	out := map[string]kruiseappspub.InPlaceUpdateState{}
+	if raw := pod.Annotations[kruiseappsv1alpha1.SidecarSetInplaceUpdateStateAnnotation]; raw != "" {
+		if json.Unmarshal([]byte(raw), &out) != nil {
+			return map[string]kruiseappspub.InPlaceUpdateState{}
+		}
+	}
+	return out
+}
+
+// UpdatePod returns pod with the set's sidecar images and hashes, recording the containers' current
+// image IDs so that completion can be told by their change. revision is the set's latest revision.
+func UpdatePod(pod *corev1.Pod, set *kruiseappsv1alpha1.SidecarSet, hashes inject.Hashes, revision string,
+	now metav1.Time) (*corev1.Pod, error) {
+	out := pod.DeepCopy()
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	last := map[string]kruiseappspub.InPlaceUpdateContainerStatus{}
+	for _, sc := range set.Spec.Containers {
+		c := container(out, sc.Name)
+		if c == nil || c.Image == sc.Image {
+			continue
+		}
+		c.Image = sc.Image
+		if cs := podcondition.ContainerStatus(pod, sc.Name); cs != nil {
+			last[sc.Name] = kruiseappspub.InPlaceUpdateContainerStatus{ImageID: cs.ImageID}
+		}
+	}
+	if err := recordState(out, set.Name, kruiseappspub.InPlaceUpdateState{Revision: revision,
+		UpdateTimestamp: now, LastContainerStatuses: last, UpdateImages: len(last) > 0}); err != nil {
+		return nil, err
+	}
+	stampHash(out, kruiseappsv1alpha1.SidecarSetHashAnnotation, set, hashes.Hash, revision, now)
+	stampHash(out, kruiseappsv1alpha1.SidecarSetHashWithoutImageAnnotation, set, hashes.WithoutImage, revision, now)
+	return out, nil
+}
+
+func container(pod *corev1.Pod, name string) *corev1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	for i := range pod.Spec.InitContainers { // native sidecars run beside the app, so they update too
+		if c := &pod.Spec.InitContainers[i]; c.Name == name && c.RestartPolicy != nil &&
+			*c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			return c
+		}
+	}
+	return nil
+}
+
+func recordState(pod *corev1.Pod, set string, state kruiseappspub.InPlaceUpdateState) error {
+	states := UpdateStates(pod)
+	states[set] = state
+	encoded, err := json.Marshal(states)
+	if err != nil {
+		return fmt.Errorf("recording the in-place update of pod %s: %w", pod.Name, err)
+	}
+	pod.Annotations[kruiseappsv1alpha1.SidecarSetInplaceUpdateStateAnnotation] = string(encoded)
+	return nil
+}
+
+func stampHash(pod *corev1.Pod, key string, set *kruiseappsv1alpha1.SidecarSet, hash, revision string, now metav1.Time) {
+	hashes := inject.PodHashes(pod, key)
+	entry := hashes[set.Name]
+	entry.SidecarSetName, entry.Hash, entry.UpdateTimestamp, entry.ControllerRevision = set.Name, hash, now, revision
+	if entry.SidecarList == nil {
+		for _, c := range set.Spec.Containers {
+			entry.SidecarList = append(entry.SidecarList, c.Name)
+		}
+	}
+	hashes[set.Name] = entry
+	inject.SetPodHashes(pod, key, hashes)
+}
