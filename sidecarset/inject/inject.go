@@ -43,7 +43,7 @@ func Inject(pod *corev1.Pod, sources []Source, now metav1.Time) (bool, error) {
 			return false, fmt.Errorf("SidecarSet %s: %w", src.Set.Name, err)
 		}
 	}
-	b := newBuilder(work)
+	b := newBuilder(work, sources)
 	for _, src := range sources {
 		if err := b.add(src, now); err != nil {
 			return false, err
@@ -79,10 +79,19 @@ type builder struct {
 	hashesNoImage  map[string]PodSidecarSet
 	owners         map[string]string
 	setNames       []string
+	// sidecarNames are the containers of every source, which resourcesPolicy never counts as targets.
+	sidecarNames map[string]bool
 }
 
-func newBuilder(pod *corev1.Pod) *builder {
+func newBuilder(pod *corev1.Pod, sources []Source) *builder {
+	names := map[string]bool{}
+	for _, src := range sources {
+		for _, c := range slices.Concat(src.Set.Spec.InitContainers, src.Set.Spec.Containers) {
+			names[c.Name] = true
+		}
+	}
 	return &builder{
+		sidecarNames:  names,
 		pod:           pod.DeepCopy(),
 		volumeOwners:  map[string]string{},
 		annotations:   map[string]string{},
@@ -102,44 +111,44 @@ func (b *builder) add(src Source, now metav1.Time) error {
 		volumes[set.Spec.Volumes[i].Name] = &set.Spec.Volumes[i]
 	}
 	sidecars := []string{}
-	injecting := false
 	for i := range set.Spec.InitContainers {
 		c := &set.Spec.InitContainers[i]
-		native := isNativeSidecar(*c)
-		if native {
+		if isNativeSidecar(*c) {
 			sidecars = append(sidecars, c.Name)
 		}
 		path := field.NewPath("spec", "initContainers").Index(i)
-		if err := b.addContainer(set, c, path, volumes, native, &b.initContainers); err != nil {
+		if err := b.addContainer(set, c, path, volumes, true); err != nil {
 			return err
 		}
-		injecting = true
 	}
 	b.secrets = append(b.secrets, set.Spec.ImagePullSecrets...)
 	for i := range set.Spec.Containers {
 		c := &set.Spec.Containers[i]
 		sidecars = append(sidecars, c.Name)
 		path := field.NewPath("spec", "containers").Index(i)
-		if err := b.addContainer(set, c, path, volumes, true, &b.containers); err != nil {
+		if err := b.addContainer(set, c, path, volumes, false); err != nil {
 			return err
 		}
-		injecting = true
 	}
-	if !injecting {
+	if len(set.Spec.InitContainers)+len(set.Spec.Containers) == 0 {
 		return nil
 	}
 	return b.addHashes(src, sidecars, now)
 }
 
-// addContainer prepares c and places it, or its hot-upgrade pair when hotAllowed, into list.
+// addContainer prepares c and places it, or its hot-upgrade pair, among the init containers or the
+// containers. Only containers get resourcesPolicy; of the init containers, only native sidecars upgrade hot.
 func (b *builder) addContainer(set *kruiseappsv1alpha1.SidecarSet, c *kruiseappsv1alpha1.SidecarContainer, path *field.Path,
-	volumes map[string]*corev1.Volume, hotAllowed bool, list *[]placed) error {
-	prepared, err := b.prepare(set, c, path, volumes)
+	volumes map[string]*corev1.Volume, isInit bool) error {
+	prepared, err := b.prepare(set, c, path, volumes, !isInit)
 	if err != nil {
 		return fmt.Errorf("SidecarSet %s: %w", set.Name, err)
 	}
-	before := c.PodInjectPolicy != kruiseappsv1alpha1.AfterAppContainerType
-	if !hotAllowed || !IsHotUpgrade(c) {
+	list, before := &b.containers, c.PodInjectPolicy != kruiseappsv1alpha1.AfterAppContainerType
+	if isInit {
+		list, before = &b.initContainers, false
+	}
+	if !IsHotUpgrade(c) || isInit && !isNativeSidecar(*c) {
 		return b.place(list, placed{container: prepared.Container, before: before, set: set.Name, path: path})
 	}
 	if c.UpgradeStrategy.HotUpgradeEmptyImage == "" {
@@ -158,9 +167,10 @@ func (b *builder) addContainer(set *kruiseappsv1alpha1.SidecarSet, c *kruiseapps
 }
 
 // prepare is c as it goes into the pod: its volumes gathered, the app containers' volumes shared, env
-// IS_INJECTED=true added, then the transferred env vars the sidecar does not declare itself.
+// IS_INJECTED=true added, then the transferred env vars the sidecar does not declare itself, and, with
+// withResources, its resources computed by resourcesPolicy.
 func (b *builder) prepare(set *kruiseappsv1alpha1.SidecarSet, c *kruiseappsv1alpha1.SidecarContainer, path *field.Path,
-	volumes map[string]*corev1.Volume) (*kruiseappsv1alpha1.SidecarContainer, error) {
+	volumes map[string]*corev1.Volume, withResources bool) (*kruiseappsv1alpha1.SidecarContainer, error) {
 	out := c.DeepCopy()
 	for j, m := range c.VolumeMounts {
 		if err := b.addVolume(set.Name, m.Name, volumes, path.Child("volumeMounts").Index(j).Child("name")); err != nil {
@@ -176,6 +186,13 @@ func (b *builder) prepare(set *kruiseappsv1alpha1.SidecarSet, c *kruiseappsv1alp
 		out.Env = append(out.Env, corev1.EnvVar{Name: kruiseappsv1alpha1.SidecarEnvKey, Value: "true"})
 	}
 	out.Env = mergeEnv(out.Env, mergeEnv(transferEnvs(c, b.pod), subPathEnvs))
+	if c.ResourcesPolicy != nil && withResources {
+		resources, err := sidecarResources(c.ResourcesPolicy, b.pod, b.sidecarNames)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path.Child("resourcesPolicy"), err)
+		}
+		out.Resources = resources
+	}
 	return out, nil
 }
 
@@ -242,9 +259,6 @@ func (b *builder) apply(pod *corev1.Pod) error {
 		return nil
 	}
 	slices.SortStableFunc(b.initContainers, func(x, y placed) int { return strings.Compare(x.container.Name, y.container.Name) })
-	for i := range b.initContainers {
-		b.initContainers[i].before = false
-	}
 	initContainers, err := mergeContainers(pod.Spec.InitContainers, pod.Spec.Containers, b.initContainers, "a container")
 	if err != nil {
 		return err
