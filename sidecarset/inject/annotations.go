@@ -25,22 +25,31 @@ type PodSidecarSet struct {
 // PodHashes reads a pod's hash annotation under key, keyed by SidecarSet name. Pods injected by old
 // releases carry a plain name-to-hash map, which is read too; an annotation that is neither reads as empty.
 func PodHashes(pod *corev1.Pod, key string) map[string]PodSidecarSet {
-	raw, ok := pod.Annotations[key]
-	if !ok || raw == "" {
+	out, err := parsePodHashes(pod.Annotations[key])
+	if err != nil {
 		return map[string]PodSidecarSet{}
 	}
+	return out
+}
+
+// parsePodHashes reads either format of a hash annotation; "" is an empty map.
+func parsePodHashes(raw string) (map[string]PodSidecarSet, error) {
 	out := map[string]PodSidecarSet{}
+	if raw == "" {
+		return out, nil
+	}
 	if json.Unmarshal([]byte(raw), &out) == nil {
-		return out
+		return out, nil
 	}
 	plain := map[string]string{}
-	if json.Unmarshal([]byte(raw), &plain) != nil {
-		return map[string]PodSidecarSet{}
+	if err := json.Unmarshal([]byte(raw), &plain); err != nil {
+		return nil, err
 	}
+	out = map[string]PodSidecarSet{}
 	for name, hash := range plain {
 		out[name] = PodSidecarSet{SidecarSetName: name, Hash: hash}
 	}
-	return out
+	return out, nil
 }
 
 // SetPodHashes writes hashes to the pod's annotation under key.
