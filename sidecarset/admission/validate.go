@@ -118,7 +118,8 @@ func validateNamespaces(s *kruiseappsv1alpha1.SidecarSetSpec) field.ErrorList {
 var revisionPolicies = []string{string(kruiseappsv1alpha1.AlwaysSidecarSetInjectRevisionPolicy), string(kruiseappsv1alpha1.PartialSidecarSetInjectRevisionPolicy)}
 
 // validateInjectionStrategy: a revision to inject is named by revisionName or customVersion. Upstream also
-// looks the ControllerRevision up; that is left to the controller, which owns where revisions are kept.
+// requires the named ControllerRevision to exist; that is not checked here, since where a SidecarSet's
+// revisions are kept is the controller's choice.
 func validateInjectionStrategy(is *kruiseappsv1alpha1.SidecarSetInjectionStrategy, p *field.Path) field.ErrorList {
 	r := is.Revision
 	if r == nil {
