@@ -40,9 +40,7 @@ func DefaultPodSpec(s *corev1.PodSpec) {
 		return
 	}
 	defaultPodFields(s)
-	for i := range s.Volumes {
-		defaultVolume(&s.Volumes[i])
-	}
+	DefaultVolumes(s.Volumes)
 	for i := range s.InitContainers {
 		defaultContainer(&s.InitContainers[i])
 	}
@@ -73,6 +71,20 @@ func defaultPodFields(s *corev1.PodSpec) {
 		s.SchedulerName = corev1.DefaultSchedulerName
 	}
 }
+
+// DefaultSidecarContainer applies the defaults upstream's SidecarSet webhook gives an injected container: an
+// init container's (pull policy by tag, termination message, ports, env, resources, probes, hooks) except
+// the startup probe's, which upstream leaves alone there. The SidecarSet hash covers these fields, so they
+// must match upstream's exactly.
+func DefaultSidecarContainer(c *corev1.Container) {
+	startup := c.StartupProbe
+	c.StartupProbe = nil
+	defaultContainer(c)
+	c.StartupProbe = startup
+}
+
+// DefaultFieldRef sets the apiVersion of a field selector, v1, when it names none; nil is left alone.
+func DefaultFieldRef(f *corev1.ObjectFieldSelector) { defaultFieldRef(f) }
 
 // defaultAppContainer pulls app images Always when unset: upstream does so that an in-place update to a
 // re-pushed tag really fetches the new image.

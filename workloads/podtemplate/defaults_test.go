@@ -216,3 +216,27 @@ func TestDefaultNil(_ *testing.T) {
 	Default(nil)
 	DefaultPodSpec(nil)
 }
+
+// A sidecar gets an init container's defaults, its startup probe excepted; volumes get a template's.
+func TestDefaultSidecarContainerAndVolumes(t *testing.T) {
+	c := corev1.Container{Image: "busybox", LivenessProbe: &corev1.Probe{}, StartupProbe: &corev1.Probe{}}
+	DefaultSidecarContainer(&c)
+	want := corev1.Container{Image: "busybox", ImagePullPolicy: corev1.PullAlways,
+		TerminationMessagePath: corev1.TerminationMessagePathDefault, TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+		LivenessProbe: &corev1.Probe{TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3},
+		StartupProbe:  &corev1.Probe{}}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Errorf("sidecar defaults (-want +got):\n%s", diff)
+	}
+	volumes := []corev1.Volume{{Name: "a"}, {Name: "b", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}}}}
+	DefaultVolumes(volumes)
+	if volumes[0].EmptyDir == nil || volumes[1].Secret.DefaultMode == nil || *volumes[1].Secret.DefaultMode != 0o644 {
+		t.Errorf("volumes %+v", volumes)
+	}
+	f := &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}
+	DefaultFieldRef(f)
+	DefaultFieldRef(nil)
+	if f.APIVersion != "v1" {
+		t.Errorf("fieldRef apiVersion %q", f.APIVersion)
+	}
+}

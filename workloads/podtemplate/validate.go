@@ -30,11 +30,11 @@ func ValidateStructure(t *corev1.PodTemplateSpec, claims []corev1.PersistentVolu
 	volumes, volumeErrs := volumeNames(&t.Spec, claims, sp.Child("volumes"), claimsPath)
 	errs = append(errs, volumeErrs...)
 	names := sets.New[string]()
-	errs = append(errs, validateContainers(t.Spec.InitContainers, names, volumes, sp.Child("initContainers"))...)
+	errs = append(errs, ValidateContainers(t.Spec.InitContainers, names, volumes, sp.Child("initContainers"))...)
 	if len(t.Spec.Containers) == 0 {
 		errs = append(errs, field.Required(sp.Child("containers"), ""))
 	}
-	return append(errs, validateContainers(t.Spec.Containers, names, volumes, sp.Child("containers"))...)
+	return append(errs, ValidateContainers(t.Spec.Containers, names, volumes, sp.Child("containers"))...)
 }
 
 // validatePodFields checks the pod-level fields a long-running workload constrains.
@@ -63,9 +63,9 @@ func volumeNames(s *corev1.PodSpec, claims []corev1.PersistentVolumeClaim, p, cl
 	return names, errs
 }
 
-// validateContainers checks names (unique across init and app containers, through names), images and
-// that every volume mount names a volume.
-func validateContainers(cs []corev1.Container, names, volumes sets.Set[string], p *field.Path) field.ErrorList {
+// ValidateContainers checks the containers at p: names (unique across init and app containers, through
+// names), images, and that every volume mount names one of volumes.
+func ValidateContainers(cs []corev1.Container, names, volumes sets.Set[string], p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i := range cs {
 		c := &cs[i]

@@ -8,6 +8,13 @@ import (
 // tokenExpirationSeconds is the default lifetime of a projected service account token: one hour.
 const tokenExpirationSeconds = 3600
 
+// DefaultVolumes applies a pod template's volume defaults to volumes, as upstream does to a SidecarSet's.
+func DefaultVolumes(volumes []corev1.Volume) {
+	for i := range volumes {
+		defaultVolume(&volumes[i])
+	}
+}
+
 func defaultVolume(v *corev1.Volume) {
 	if v.VolumeSource == (corev1.VolumeSource{}) {
 		v.EmptyDir = &corev1.EmptyDirVolumeSource{}

@@ -1,15 +1,13 @@
 package admission
 
 import (
-	"math"
 	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/intorpercent"
 )
 
 var (
@@ -66,7 +64,7 @@ func checkCount(v *intstr.IntOrString, p *field.Path) (set bool, errs field.Erro
 	if v == nil || intOrPercent(*v) == 0 {
 		return false, nil
 	}
-	return true, checkIntOrPercent(*v, p)
+	return true, intorpercent.Validate(*v, p)
 }
 
 // checkPartition: a partition is a non-negative integer or a percentage of at most 100%.
@@ -74,24 +72,7 @@ func checkPartition(v *intstr.IntOrString, p *field.Path) field.ErrorList {
 	if v == nil {
 		return nil
 	}
-	return checkIntOrPercent(*v, p)
-}
-
-func checkIntOrPercent(v intstr.IntOrString, p *field.Path) field.ErrorList {
-	if v.Type == intstr.Int {
-		if v.IntVal < 0 {
-			return field.ErrorList{field.Invalid(p, v.IntVal, "must be greater than or equal to 0")}
-		}
-		return nil
-	}
-	var errs field.ErrorList
-	for _, msg := range validation.IsValidPercent(v.StrVal) {
-		errs = append(errs, field.Invalid(p, v.StrVal, msg))
-	}
-	if n, ok := percent(v.StrVal); ok && n > 100 {
-		errs = append(errs, field.Invalid(p, v.StrVal, "must not be greater than 100%"))
-	}
-	return errs
+	return intorpercent.Validate(*v, p)
 }
 
 // intOrPercent is the number a value names, as upstream reads it to tell whether it is set: a percentage's
@@ -100,22 +81,9 @@ func intOrPercent(v intstr.IntOrString) int {
 	if v.Type == intstr.Int {
 		return int(v.IntVal)
 	}
-	if n, ok := percent(v.StrVal); ok {
+	if n, ok := intorpercent.Percent(v.StrVal); ok {
 		return n
 	}
 	n, _ := strconv.Atoi(v.StrVal)
 	return n
-}
-
-// percent reads a valid percentage (validation.IsValidPercent); one too large for an int reads as the
-// largest.
-func percent(s string) (int, bool) {
-	if len(validation.IsValidPercent(s)) > 0 {
-		return 0, false
-	}
-	n, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
-	if err != nil {
-		return math.MaxInt, true
-	}
-	return n, true
 }
