@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,6 +20,7 @@ import (
 
 	sidecarsetadmission "github.com/flotilla-dev/flotilla/sidecarset/admission"
 	"github.com/flotilla-dev/flotilla/sidecarset/inject"
+	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
@@ -190,10 +192,39 @@ func TestRegisterWebhooks(t *testing.T) {
 	if err := RegisterWebhooks(srv, fake.NewClientBuilder().WithScheme(s).Build(), s, WebhookOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{MutateSidecarSetPath, ValidateSidecarSetPath}, srv.Paths()); diff != "" {
-		t.Errorf("served paths (-want +got):\n%s", diff)
-	}
+	webhooktest.CheckKindWebhooks(t, "sidecarsets",
+		map[string]string{"msidecarset.kb.io": MutateSidecarSetPath, "vsidecarset.kb.io": ValidateSidecarSetPath}, srv.Paths())
 	if err := RegisterWebhooks(srv, nil, s, WebhookOptions{}); err == nil {
 		t.Error("registered without a reader")
+	}
+}
+
+// The chart calls the pod chain for every new pod exactly once: msidecarset-pod.kb.io takes the pods
+// mpod.kb.io leaves, never blocks, and skips upstream's namespaces.
+func TestPodWebhookConfiguration(t *testing.T) {
+	mutating, _ := webhooktest.Configurations(t)
+	byName := map[string]admissionregistrationv1.MutatingWebhook{}
+	for _, w := range mutating.Webhooks {
+		byName[w.Name] = w
+	}
+	pod, sidecars := byName["mpod.kb.io"], byName["msidecarset-pod.kb.io"]
+	if len(pod.MatchConditions) != 1 || len(sidecars.MatchConditions) != 1 {
+		t.Fatalf("match conditions %v and %v, want one each", pod.MatchConditions, sidecars.MatchConditions)
+	}
+	squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	if got, want := squash(sidecars.MatchConditions[0].Expression), "!("+squash(pod.MatchConditions[0].Expression)+")"; got != want {
+		t.Errorf("msidecarset-pod.kb.io matches %s, want the complement of mpod.kb.io's: %s", got, want)
+	}
+	if got := webhooktest.ServicePath(t, sidecars.Name, sidecars.ClientConfig); got != webhooks.MutatePodPath {
+		t.Errorf("path %s", got)
+	}
+	if sidecars.FailurePolicy == nil || *sidecars.FailurePolicy != admissionregistrationv1.Ignore || sidecars.ObjectSelector != nil {
+		t.Errorf("failurePolicy %v, objectSelector %v: a stopped manager must not block pods", sidecars.FailurePolicy, sidecars.ObjectSelector)
+	}
+	if diff := cmp.Diff(pod.Rules, sidecars.Rules); diff != "" {
+		t.Errorf("rules differ from mpod.kb.io's (-mpod +msidecarset-pod):\n%s", diff)
+	}
+	if diff := cmp.Diff(pod.NamespaceSelector, sidecars.NamespaceSelector); diff != "" {
+		t.Errorf("namespaces differ from mpod.kb.io's (-mpod +msidecarset-pod):\n%s", diff)
 	}
 }

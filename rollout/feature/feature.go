@@ -35,6 +35,10 @@ const (
 	// StatefulSetAutoResizePVCGate lets an Advanced StatefulSet's claims follow larger volumeClaimTemplates
 	// with volumeClaimUpdateStrategy OnPodRollingUpdate (upstream's gate, off by default as upstream).
 	StatefulSetAutoResizePVCGate featuregate.Feature = "StatefulSetAutoResizePVCGate"
+	// SidecarSetPatchPodMetadataDefaultsAllowed lets a SidecarSet's patchPodMetadata set any pod annotation;
+	// without it only those the kruise-configuration whitelist allows (upstream's gate, off by default as
+	// upstream).
+	SidecarSetPatchPodMetadataDefaultsAllowed featuregate.Feature = "SidecarSetPatchPodMetadataDefaultsAllowed"
 	// PodIndexLabel labels an Advanced StatefulSet's pods with their ordinal, apps.kubernetes.io/pod-index
 	// (upstream's gate, on by default as upstream).
 	PodIndexLabel featuregate.Feature = "PodIndexLabel"
@@ -42,16 +46,17 @@ const (
 
 // Defaults are the manager's gates with their defaults, upstream's names and maturity.
 var Defaults = map[featuregate.Feature]featuregate.FeatureSpec{
-	RolloutHistory:                         {Default: false, PreRelease: featuregate.Alpha},
-	AdvancedDeployment:                     {Default: true, PreRelease: featuregate.Beta},
-	AppendPodSelector:                      {Default: false, PreRelease: featuregate.Alpha},
-	KeepWorkloadPausedOnRolloutDeletion:    {Default: false, PreRelease: featuregate.Alpha},
-	PreDownloadImageForInPlaceUpdate:       {Default: false, PreRelease: featuregate.Alpha},
-	RecreatePodWhenChangeVCTInCloneSetGate: {Default: false, PreRelease: featuregate.Alpha},
-	StatefulSetAutoDeletePVC:               {Default: true, PreRelease: featuregate.Beta},
-	StatefulSetStartOrdinal:                {Default: false, PreRelease: featuregate.Alpha},
-	StatefulSetAutoResizePVCGate:           {Default: false, PreRelease: featuregate.Alpha},
-	PodIndexLabel:                          {Default: true, PreRelease: featuregate.Beta},
+	RolloutHistory:                            {Default: false, PreRelease: featuregate.Alpha},
+	AdvancedDeployment:                        {Default: true, PreRelease: featuregate.Beta},
+	AppendPodSelector:                         {Default: false, PreRelease: featuregate.Alpha},
+	KeepWorkloadPausedOnRolloutDeletion:       {Default: false, PreRelease: featuregate.Alpha},
+	PreDownloadImageForInPlaceUpdate:          {Default: false, PreRelease: featuregate.Alpha},
+	RecreatePodWhenChangeVCTInCloneSetGate:    {Default: false, PreRelease: featuregate.Alpha},
+	StatefulSetAutoDeletePVC:                  {Default: true, PreRelease: featuregate.Beta},
+	StatefulSetStartOrdinal:                   {Default: false, PreRelease: featuregate.Alpha},
+	StatefulSetAutoResizePVCGate:              {Default: false, PreRelease: featuregate.Alpha},
+	SidecarSetPatchPodMetadataDefaultsAllowed: {Default: false, PreRelease: featuregate.Alpha},
+	PodIndexLabel:                             {Default: true, PreRelease: featuregate.Beta},
 }
 
 // NewGate returns a mutable gate set holding Defaults.

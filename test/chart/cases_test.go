@@ -7,6 +7,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/flotilla-dev/flotilla/nodeagent"
+	"github.com/flotilla-dev/flotilla/sidecarset"
 	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/workloads/advancedcronjob"
 	"github.com/flotilla-dev/flotilla/workloads/broadcastjob"
@@ -20,7 +21,8 @@ import (
 // statefulSetPaths those of the statefulset module (workloads/statefulset.SetupWithManager), daemonSetPaths
 // those of the daemonset module, ephemeralJobPaths those of the ephemeraljob module, cronJobPaths those of the
 // advancedcronjob module, broadcastJobPaths those of the broadcastjob module, nodeAgentPaths those of the nodeagent
-// module (nodeagent.SetupWithManager); the rollout module serves every other path of the webhook file.
+// module (nodeagent.SetupWithManager), sidecarSetPaths those of the sidecarset module, which also serves the pod
+// chain's path through sidecarSetPodWebhook; the rollout module serves every other path of the webhook file.
 var (
 	cloneSetPaths     = []string{cloneset.DefaultCloneSetPath, cloneset.ValidateCloneSetPath, webhooks.MutatePodPath}
 	statefulSetPaths  = []string{statefulset.MutateStatefulSetPath, statefulset.ValidateStatefulSetPath}
@@ -29,23 +31,32 @@ var (
 	cronJobPaths      = []string{advancedcronjob.MutateAdvancedCronJobPath, advancedcronjob.ValidateAdvancedCronJobPath}
 	broadcastJobPaths = []string{broadcastjob.MutateBroadcastJobPath, broadcastjob.ValidateBroadcastJobPath}
 	nodeAgentPaths    = []string{nodeagent.MutateContainerRecreateRequestPath}
+	sidecarSetPaths   = []string{sidecarset.MutateSidecarSetPath, sidecarset.ValidateSidecarSetPath}
 )
 
-func allPaths(string) bool { return true }
-func engineOnlyPaths(p string) bool {
+// sidecarSetPodWebhook is the sidecarset module's pod webhook; it shares its path with the cloneset module's.
+const sidecarSetPodWebhook = "msidecarset-pod.kb.io"
+
+func allPaths(_, _ string) bool { return true }
+func engineOnlyPaths(name, p string) bool {
 	return !slices.Contains(cloneSetPaths, p) && !slices.Contains(statefulSetPaths, p) && !slices.Contains(daemonSetPaths, p) &&
 		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(ephemeralJobPaths, p) && !slices.Contains(cronJobPaths, p) &&
-		!slices.Contains(broadcastJobPaths, p)
+		!slices.Contains(broadcastJobPaths, p) && !slices.Contains(sidecarSetPaths, p) && name != sidecarSetPodWebhook
 }
-func cloneSetOnlyPaths(p string) bool { return slices.Contains(cloneSetPaths, p) }
+func cloneSetOnlyPaths(name, p string) bool {
+	return slices.Contains(cloneSetPaths, p) && name != sidecarSetPodWebhook
+}
+func sidecarSetOnlyPaths(_, p string) bool {
+	return slices.Contains(sidecarSetPaths, p) || p == webhooks.MutatePodPath
+}
 
 // chartCase is one documented switch: how to render it and what it must produce beyond the invariants every
 // rendering keeps (see checkInvariants).
 type chartCase struct {
 	name string
 	rel  release
-	// webhooks selects by path the webhooks of the file the rendering installs.
-	webhooks func(path string) bool
+	// webhooks selects by name and path the webhooks of the file the rendering installs.
+	webhooks func(name, path string) bool
 	// extraRules are the ClusterRole rules beyond the generated ones.
 	extraRules []rbacv1.PolicyRule
 	// noAgent: the node agent's DaemonSet and RBAC are not rendered.
@@ -67,13 +78,15 @@ var cases = []chartCase{
 		"--set", "nodeAgent.image.repository=registry.example.com/flotilla-nodeagent,nodeAgent.image.tag=dev,nodeAgent.logLevel=debug",
 		"--set-json", `nodeAgent.tolerations=[{"key":"gpu","operator":"Exists"}]`)},
 	{name: "daemonsetModule", rel: defaultRelease("--set", "modules={rollout,daemonset}"), noAgent: true,
-		webhooks: func(p string) bool { return engineOnlyPaths(p) || slices.Contains(daemonSetPaths, p) },
+		webhooks: func(n, p string) bool { return engineOnlyPaths(n, p) || slices.Contains(daemonSetPaths, p) },
 		check:    wantArgs("--enable-modules=rollout,daemonset")},
 	{name: "advancedcronjobModule", rel: defaultRelease("--set", "modules={rollout,advancedcronjob}"), noAgent: true,
-		webhooks: func(p string) bool { return engineOnlyPaths(p) || slices.Contains(cronJobPaths, p) },
+		webhooks: func(n, p string) bool { return engineOnlyPaths(n, p) || slices.Contains(cronJobPaths, p) },
 		check:    wantArgs("--enable-modules=rollout,advancedcronjob")},
-	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,nodeagent}"),
-		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,nodeagent")},
+	{name: "sidecarsetModule", rel: defaultRelease("--set", "modules={sidecarset}"), webhooks: sidecarSetOnlyPaths, noAgent: true,
+		check: wantArgs("--enable-modules=sidecarset")},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent}"),
+		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent")},
 	{name: "featureGates", webhooks: allPaths, check: checkFeatureGates,
 		rel: defaultRelease("--set", "featureGates.RolloutHistory=true,featureGates.AdvancedDeployment=false")},
 	{name: "extraArgs", webhooks: allPaths, check: wantArgs("--webhook-cert-renew-before=720h", "--zap-devel=false"),

@@ -156,19 +156,19 @@ func checkName(t testing.TB, o *unstructured.Unstructured, want string) {
 // fileManager is the manager's identity the file's matchConditions name; the chart puts its release's there.
 const fileManager = "system:serviceaccount:flotilla-system:flotilla-manager"
 
-// installed is what the chart should make of the file's webhooks: those keep() accepts by path, pointed at
-// the release's Service, their matchConditions naming manager instead of fileManager.
-func (s webhookSet) installed(keep func(path string) bool, service, namespace, manager string) webhookSet {
+// installed is what the chart should make of the file's webhooks: those keep() accepts by name and path,
+// pointed at the release's Service, their matchConditions naming manager instead of fileManager.
+func (s webhookSet) installed(keep func(name, path string) bool, service, namespace, manager string) webhookSet {
 	var out webhookSet
 	for _, w := range s.mutating {
-		if w.ClientConfig.Service != nil && keep(ptrValue(w.ClientConfig.Service.Path)) {
+		if w.ClientConfig.Service != nil && keep(w.Name, ptrValue(w.ClientConfig.Service.Path)) {
 			w.ClientConfig = pointedAt(w.ClientConfig, service, namespace)
 			w.MatchConditions = namingManager(w.MatchConditions, manager)
 			out.mutating = append(out.mutating, w)
 		}
 	}
 	for _, w := range s.validating {
-		if w.ClientConfig.Service != nil && keep(ptrValue(w.ClientConfig.Service.Path)) {
+		if w.ClientConfig.Service != nil && keep(w.Name, ptrValue(w.ClientConfig.Service.Path)) {
 			w.ClientConfig = pointedAt(w.ClientConfig, service, namespace)
 			w.MatchConditions = namingManager(w.MatchConditions, manager)
 			out.validating = append(out.validating, w)

@@ -118,6 +118,42 @@ func CheckFailsClosed(t testing.TB, name string, cc admissionregistrationv1.Webh
 	}
 }
 
+// CheckKindWebhooks checks a module's chart entries for one apps.kruise.io/v1alpha1 resource: each webhook
+// of paths (webhook name to path) is configured for creates and updates of it, fails closed and selects no
+// objects; and the module serves exactly those paths (served, as Server.Paths lists them).
+func CheckKindWebhooks(t testing.TB, resource string, paths map[string]string, served []string) {
+	t.Helper()
+	rules := []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		Rule: admissionregistrationv1.Rule{
+			APIGroups: []string{"apps.kruise.io"}, APIVersions: []string{"v1alpha1"}, Resources: []string{resource},
+		},
+	}}
+	mutating, validating := Configurations(t)
+	found := map[string]bool{}
+	check := func(name string, cc admissionregistrationv1.WebhookClientConfig, got []admissionregistrationv1.RuleWithOperations,
+		policy *admissionregistrationv1.FailurePolicyType, objects *metav1.LabelSelector) {
+		if path, ok := paths[name]; ok {
+			CheckFailsClosed(t, name, cc, path, got, rules, policy, objects)
+			found[name] = true
+		}
+	}
+	for _, w := range mutating.Webhooks {
+		check(w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.ObjectSelector)
+	}
+	for _, w := range validating.Webhooks {
+		check(w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.ObjectSelector)
+	}
+	for name := range paths {
+		if !found[name] {
+			t.Errorf("the chart has no webhook %s", name)
+		}
+	}
+	if diff := cmp.Diff(slices.Sorted(maps.Values(paths)), served); diff != "" {
+		t.Errorf("served paths (-configured +served):\n%s", diff)
+	}
+}
+
 // WithSubResource is req for a subresource.
 func WithSubResource(req admission.Request, sub string) admission.Request {
 	req.SubResource = sub

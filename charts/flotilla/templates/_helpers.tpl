@@ -31,12 +31,13 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "advancedcronjob" "broadcastjob" "cloneset" "daemonset" "ephemeraljob" "nodeagent" "rollout" "statefulset" | toJson -}}
+{{- list "advancedcronjob" "broadcastjob" "cloneset" "daemonset" "ephemeraljob" "nodeagent" "rollout" "sidecarset" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
 The webhooks a module serves, by webhook name; every other webhook of webhooks/webhook-configurations.yaml
-belongs to the rollout module.
+belongs to the rollout module. A webhook several modules serve lists them, space-separated: it is kept while
+any of them runs.
 */}}
 {{- define "flotilla.webhookModules" -}}
 dcloneset.kb.io: cloneset
@@ -44,7 +45,10 @@ vcloneset.kb.io: cloneset
 ddaemonset.kb.io: daemonset
 vdaemonset.kb.io: daemonset
 vephemeraljob.kb.io: ephemeraljob
-mpod.kb.io: cloneset
+mpod.kb.io: cloneset sidecarset
+msidecarset-pod.kb.io: sidecarset
+msidecarset.kb.io: sidecarset
+vsidecarset.kb.io: sidecarset
 mstatefulset.kb.io: statefulset
 vstatefulset.kb.io: statefulset
 mcontainerrecreaterequest.kb.io: nodeagent
@@ -80,7 +84,7 @@ vbroadcastjob.kb.io: broadcastjob
 
 {{/* Feature gates of the manager (rollout/feature). */}}
 {{- define "flotilla.knownFeatureGates" -}}
-{{- list "AdvancedDeployment" "AppendPodSelector" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "RolloutHistory" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
+{{- list "AdvancedDeployment" "AppendPodSelector" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
 {{- end -}}
 
 {{/* --feature-gates value: Name=bool pairs sorted by name. */}}

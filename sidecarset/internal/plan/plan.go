@@ -15,12 +15,11 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/updatesort"
 )
 
-// Input is what the planner needs: the SidecarSet, its current hashes and the active pods it injected.
+// Input is what the planner needs: the SidecarSet and the active pods it injected.
 type Input struct {
-	Set    *kruiseappsv1alpha1.SidecarSet
-	Hashes inject.Hashes
-	Pods   []*corev1.Pod
-	Now    metav1.Time
+	Set  *kruiseappsv1alpha1.SidecarSet
+	Pods []*corev1.Pod
+	Now  metav1.Time
 }
 
 // Counts are the SidecarSet's status counters.
@@ -68,7 +67,7 @@ func Compute(in Input) Plan {
 func count(in Input) Counts {
 	c := Counts{Matched: int32(len(in.Pods))}
 	for _, pod := range in.Pods {
-		updated, ready := Updated(pod, in.Set.Name, in.Hashes), ReadyAndConsistent(pod, in.Set.Name)
+		updated, ready := inject.IsUpdated(pod, in.Set), ReadyAndConsistent(pod, in.Set.Name)
 		c.Updated += b2i(updated)
 		c.Ready += b2i(ready)
 		c.UpdatedReady += b2i(updated && ready)
@@ -81,10 +80,10 @@ func count(in Input) Counts {
 func outdatedPods(in Input) (upgradable, notUpgradable []*corev1.Pod) {
 	sel := updateSelector(in.Set)
 	for _, pod := range in.Pods {
-		if Updated(pod, in.Set.Name, in.Hashes) || !sel.Matches(labels.Set(pod.Labels)) {
+		if inject.IsUpdated(pod, in.Set) || !sel.Matches(labels.Set(pod.Labels)) {
 			continue
 		}
-		if Upgradable(pod, in.Set.Name, in.Hashes) {
+		if inject.UpdatableInPlace(pod, in.Set) {
 			upgradable = append(upgradable, pod)
 		} else {
 			notUpgradable = append(notUpgradable, pod)
@@ -131,7 +130,7 @@ func pick(in Input, outdated []*corev1.Pod) []*corev1.Pod {
 	kept := scaled(st.Partition, total, true, 0)
 	updated, unavailable := 0, 0
 	for _, pod := range in.Pods {
-		if Updated(pod, in.Set.Name, in.Hashes) {
+		if inject.IsUpdated(pod, in.Set) {
 			updated++
 			unavailable += int(b2i(!ReadyAndConsistent(pod, in.Set.Name)))
 		}

@@ -16,14 +16,13 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
-var (
-	now     = metav1.NewTime(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
-	current = inject.Hashes{Hash: "new", WithoutImage: "shape"}
-)
+var now = metav1.NewTime(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
 
 func testSet(mutate ...func(*kruiseappsv1alpha1.SidecarSet)) *kruiseappsv1alpha1.SidecarSet {
 	s := &kruiseappsv1alpha1.SidecarSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "scs"},
+		// The hashes as the defaulting webhook records them: "new", and "shape" without images.
+		ObjectMeta: metav1.ObjectMeta{Name: "scs", Annotations: map[string]string{
+			kruiseappsv1alpha1.SidecarSetHashAnnotation: "new", kruiseappsv1alpha1.SidecarSetHashWithoutImageAnnotation: "shape"}},
 		Spec: kruiseappsv1alpha1.SidecarSetSpec{
 			Containers: []kruiseappsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "scs", Image: "busybox:1.35.0"}}},
 			UpdateStrategy: kruiseappsv1alpha1.SidecarSetUpdateStrategy{
@@ -64,10 +63,10 @@ func names(pods []*corev1.Pod) []string {
 	return out
 }
 
-func pods(n int, hash string, ready bool) []*corev1.Pod {
+func pods(n int, hash string) []*corev1.Pod {
 	var out []*corev1.Pod
 	for i := range n {
-		out = append(out, podAt(fmt.Sprintf("p%d", i), hash, "shape", ready))
+		out = append(out, podAt(fmt.Sprintf("p%d", i), hash, "shape", true))
 	}
 	return out
 }
@@ -81,7 +80,7 @@ func TestCompute(t *testing.T) {
 		wantUpdate  []string
 		wantBlocked string
 	}{
-		{name: "maxUnavailable 1 updates one pod at a time", set: testSet(), pods: pods(3, "old", true),
+		{name: "maxUnavailable 1 updates one pod at a time", set: testSet(), pods: pods(3, "old"),
 			wantCounts: Counts{Matched: 3, Ready: 3}, wantUpdate: []string{"p0"}},
 		{name: "an updated pod not yet ready holds the next one back", set: testSet(),
 			pods:       []*corev1.Pod{podAt("a", "new", "shape", false), podAt("b", "old", "shape", true)},
@@ -89,15 +88,15 @@ func TestCompute(t *testing.T) {
 		{name: "partition keeps that many matched pods at the old version", set: testSet(func(s *kruiseappsv1alpha1.SidecarSet) {
 			s.Spec.UpdateStrategy.Partition = ptr.To(intstr.FromInt32(2))
 			s.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromString("100%"))
-		}), pods: pods(5, "old", true), wantCounts: Counts{Matched: 5, Ready: 5}, wantUpdate: []string{"p0", "p1", "p2"}},
+		}), pods: pods(5, "old"), wantCounts: Counts{Matched: 5, Ready: 5}, wantUpdate: []string{"p0", "p1", "p2"}},
 		{name: "seed: 100 pods, partition 80, maxUnavailable 30 updates 20 at once", set: testSet(func(s *kruiseappsv1alpha1.SidecarSet) {
 			s.Spec.UpdateStrategy.Partition = ptr.To(intstr.FromInt32(80))
 			s.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromInt32(30))
-		}), pods: pods(100, "old", true), wantCounts: Counts{Matched: 100, Ready: 100}, wantUpdate: names(pods(20, "old", true))},
+		}), pods: pods(100, "old"), wantCounts: Counts{Matched: 100, Ready: 100}, wantUpdate: names(pods(20, "old"))},
 		{name: "a percentage partition rounds up", set: testSet(func(s *kruiseappsv1alpha1.SidecarSet) {
 			s.Spec.UpdateStrategy.Partition = ptr.To(intstr.FromString("50%"))
 			s.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromInt32(5))
-		}), pods: pods(3, "old", true), wantCounts: Counts{Matched: 3, Ready: 3}, wantUpdate: []string{"p0"}},
+		}), pods: pods(3, "old"), wantCounts: Counts{Matched: 3, Ready: 3}, wantUpdate: []string{"p0"}},
 		{name: "seed canary: only pods the update selector picks", set: testSet(func(s *kruiseappsv1alpha1.SidecarSet) {
 			s.Spec.UpdateStrategy.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"canary.release": "true"}}
 		}), pods: []*corev1.Pod{podAt("a", "old", "shape", true), podAt("nginx", "old", "shape", true, "canary.release", "true"),
@@ -107,21 +106,21 @@ func TestCompute(t *testing.T) {
 			wantCounts: Counts{Matched: 2, Ready: 1}, wantUpdate: []string{"unready"}},
 		{name: "NotUpdate only injects", set: testSet(func(s *kruiseappsv1alpha1.SidecarSet) {
 			s.Spec.UpdateStrategy.Type = kruiseappsv1alpha1.NotUpdateSidecarSetStrategyType
-		}), pods: pods(2, "old", true), wantCounts: Counts{Matched: 2, Ready: 2}, wantBlocked: BlockedNotUpdate},
+		}), pods: pods(2, "old"), wantCounts: Counts{Matched: 2, Ready: 2}, wantBlocked: BlockedNotUpdate},
 		{name: "paused", set: testSet(func(s *kruiseappsv1alpha1.SidecarSet) { s.Spec.UpdateStrategy.Paused = true }),
-			pods: pods(2, "old", true), wantCounts: Counts{Matched: 2, Ready: 2}, wantBlocked: BlockedPaused},
+			pods: pods(2, "old"), wantCounts: Counts{Matched: 2, Ready: 2}, wantBlocked: BlockedPaused},
 		{name: "hot-upgrade sidecars are not cold-updated", set: testSet(func(s *kruiseappsv1alpha1.SidecarSet) {
 			s.Spec.Containers[0].UpgradeStrategy.UpgradeType = kruiseappsv1alpha1.SidecarContainerHotUpgrade
-		}), pods: pods(1, "old", true), wantCounts: Counts{Matched: 1, Ready: 1}, wantBlocked: BlockedHotUpgrade},
+		}), pods: pods(1, "old"), wantCounts: Counts{Matched: 1, Ready: 1}, wantBlocked: BlockedHotUpgrade},
 		{name: "all updated: nothing to do", set: testSet(func(s *kruiseappsv1alpha1.SidecarSet) { s.Spec.UpdateStrategy.Paused = true }),
-			pods: pods(2, "new", true), wantCounts: Counts{Matched: 2, Updated: 2, Ready: 2, UpdatedReady: 2}},
+			pods: pods(2, "new"), wantCounts: Counts{Matched: 2, Updated: 2, Ready: 2, UpdatedReady: 2}},
 		{name: "a pod whose sidecars changed beyond images is not updated", set: testSet(),
 			pods:       []*corev1.Pod{podAt("a", "old", "other-shape", true)},
 			wantCounts: Counts{Matched: 1, Ready: 1}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Compute(Input{Set: tc.set, Hashes: current, Pods: tc.pods, Now: now})
+			p := Compute(Input{Set: tc.set, Pods: tc.pods, Now: now})
 			if diff := cmp.Diff(tc.wantCounts, p.Counts); diff != "" {
 				t.Errorf("counts (-want +got):\n%s", diff)
 			}
@@ -137,7 +136,7 @@ func TestCompute(t *testing.T) {
 
 func TestNotUpgradableCondition(t *testing.T) {
 	pod := podAt("a", "old", "other-shape", true)
-	p := Compute(Input{Set: testSet(), Hashes: current, Pods: []*corev1.Pod{pod}, Now: now})
+	p := Compute(Input{Set: testSet(), Pods: []*corev1.Pod{pod}, Now: now})
 	if len(p.NotUpgradable) != 1 || len(p.Conditions) != 1 {
 		t.Fatalf("not upgradable %v, condition writes %v; want the pod in both", names(p.NotUpgradable), names(p.Conditions))
 	}
@@ -146,16 +145,16 @@ func TestNotUpgradableCondition(t *testing.T) {
 		t.Errorf("condition %+v", c)
 	}
 	marked := p.Conditions[0]
-	if again := Compute(Input{Set: testSet(), Hashes: current, Pods: []*corev1.Pod{marked}, Now: now}); len(again.Conditions) != 0 {
+	if again := Compute(Input{Set: testSet(), Pods: []*corev1.Pod{marked}, Now: now}); len(again.Conditions) != 0 {
 		t.Errorf("a recorded condition is written again")
 	}
 	back := podAt("a", "old", "shape", true) // the SidecarSet went back to what the pod has, images aside
 	back.Status.Conditions = marked.Status.Conditions
-	p = Compute(Input{Set: testSet(), Hashes: current, Pods: []*corev1.Pod{back}, Now: now})
+	p = Compute(Input{Set: testSet(), Pods: []*corev1.Pod{back}, Now: now})
 	if len(p.Conditions) != 1 || podcondition.Get(p.Conditions[0], kruiseappsv1alpha1.SidecarSetUpgradable).Status != corev1.ConditionTrue {
 		t.Errorf("the condition does not turn True once the pod can be updated: %v", names(p.Conditions))
 	}
-	if fresh := Compute(Input{Set: testSet(), Hashes: current, Pods: pods(1, "old", true), Now: now}); len(fresh.Conditions) != 0 {
+	if fresh := Compute(Input{Set: testSet(), Pods: pods(1, "old"), Now: now}); len(fresh.Conditions) != 0 {
 		t.Errorf("a pod never marked gets a condition write")
 	}
 }
@@ -163,7 +162,7 @@ func TestNotUpgradableCondition(t *testing.T) {
 func TestUpdatePodThenComplete(t *testing.T) {
 	set := testSet()
 	pod := podAt("a", "old", "shape", true)
-	out, err := UpdatePod(pod, set, current, "scs-rev2", now)
+	out, err := UpdatePod(pod, set, "scs-rev2", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,15 +176,15 @@ func TestUpdatePodThenComplete(t *testing.T) {
 	if entry.Hash != "new" || entry.ControllerRevision != "scs-rev2" || !entry.UpdateTimestamp.Equal(&now) {
 		t.Errorf("hash entry %+v", entry)
 	}
-	if !Updated(out, "scs", current) || ReadyAndConsistent(out, "scs") {
+	if !inject.IsUpdated(out, set) || ReadyAndConsistent(out, "scs") {
 		t.Errorf("updated %v, consistent %v; want updated and not yet consistent (the kubelet still runs id-old)",
-			Updated(out, "scs", current), ReadyAndConsistent(out, "scs"))
+			inject.IsUpdated(out, set), ReadyAndConsistent(out, "scs"))
 	}
 	out.Status.ContainerStatuses[0] = corev1.ContainerStatus{Name: "scs", Image: "busybox:1.35.0", ImageID: "id-new"}
 	if !ReadyAndConsistent(out, "scs") {
 		t.Errorf("a pod running the new image is not consistent")
 	}
-	p := Compute(Input{Set: set, Hashes: current, Pods: []*corev1.Pod{out}, Now: now})
+	p := Compute(Input{Set: set, Pods: []*corev1.Pod{out}, Now: now})
 	if diff := cmp.Diff(Counts{Matched: 1, Updated: 1, Ready: 1, UpdatedReady: 1}, p.Counts); diff != "" {
 		t.Errorf("counts after the update (-want +got):\n%s", diff)
 	}
@@ -196,7 +195,7 @@ func TestNativeSidecarUpdates(t *testing.T) {
 	pod := podAt("a", "old", "shape", true)
 	pod.Spec.InitContainers = []corev1.Container{{Name: "scs", Image: "busybox:latest", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}}
 	pod.Spec.Containers = pod.Spec.Containers[1:]
-	out, err := UpdatePod(pod, set, current, "r", now)
+	out, err := UpdatePod(pod, set, "r", now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,19 +14,6 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
-// Updated tells whether the pod's sidecars of the SidecarSet named set are at hashes' version.
-func Updated(pod *corev1.Pod, set string, hashes inject.Hashes) bool {
-	entry, ok := inject.PodHashes(pod, kruiseappsv1alpha1.SidecarSetHashAnnotation)[set]
-	return ok && entry.Hash == hashes.Hash
-}
-
-// Upgradable tells whether only images changed since the pod's sidecars were injected or last updated:
-// anything else (a command, a mount, a new sidecar) waits for the pod to be re-created.
-func Upgradable(pod *corev1.Pod, set string, hashes inject.Hashes) bool {
-	entry, ok := inject.PodHashes(pod, kruiseappsv1alpha1.SidecarSetHashWithoutImageAnnotation)[set]
-	return ok && entry.Hash == hashes.WithoutImage
-}
-
 // ReadyAndConsistent tells whether the pod is running and ready, and the kubelet runs the images the
 // set's last in-place update gave its sidecars.
 func ReadyAndConsistent(pod *corev1.Pod, set string) bool {
@@ -51,8 +38,15 @@ func UpdateStates(pod *corev1.Pod) map[string]kruiseappspub.InPlaceUpdateState {
 
 // UpdatePod returns pod with the set's sidecar images and hashes, recording the containers' current
 // image IDs so that completion can be told by their change. revision is the set's latest revision.
-func UpdatePod(pod *corev1.Pod, set *kruiseappsv1alpha1.SidecarSet, hashes inject.Hashes, revision string,
-	now metav1.Time) (*corev1.Pod, error) {
+func UpdatePod(pod *corev1.Pod, set *kruiseappsv1alpha1.SidecarSet, revision string, now metav1.Time) (*corev1.Pod, error) {
+	hash, err := inject.SetHash(set)
+	if err != nil {
+		return nil, err
+	}
+	shape, err := inject.SetHashWithoutImage(set)
+	if err != nil {
+		return nil, err
+	}
 	out := pod.DeepCopy()
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
@@ -72,8 +66,8 @@ func UpdatePod(pod *corev1.Pod, set *kruiseappsv1alpha1.SidecarSet, hashes injec
 		UpdateTimestamp: now, LastContainerStatuses: last, UpdateImages: len(last) > 0}); err != nil {
 		return nil, err
 	}
-	stampHash(out, kruiseappsv1alpha1.SidecarSetHashAnnotation, set, hashes.Hash, revision, now)
-	stampHash(out, kruiseappsv1alpha1.SidecarSetHashWithoutImageAnnotation, set, hashes.WithoutImage, revision, now)
+	stampHash(out, kruiseappsv1alpha1.SidecarSetHashAnnotation, set, hash, revision, now)
+	stampHash(out, kruiseappsv1alpha1.SidecarSetHashWithoutImageAnnotation, set, shape, "", now)
 	return out, nil
 }
 
@@ -108,9 +102,7 @@ func stampHash(pod *corev1.Pod, key string, set *kruiseappsv1alpha1.SidecarSet, 
 	entry := hashes[set.Name]
 	entry.SidecarSetName, entry.Hash, entry.UpdateTimestamp, entry.ControllerRevision = set.Name, hash, now, revision
 	if entry.SidecarList == nil {
-		for _, c := range set.Spec.Containers {
-			entry.SidecarList = append(entry.SidecarList, c.Name)
-		}
+		entry.SidecarList = inject.SidecarContainerNames(set)
 	}
 	hashes[set.Name] = entry
 	inject.SetPodHashes(pod, key, hashes)

@@ -1,0 +1,118 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-dev/flotilla/sidecarset/internal/plan"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/parallel"
+	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
+	"github.com/flotilla-dev/flotilla/workloads/statuspatch"
+)
+
+// podWorkers bounds the pod writes of one reconcile in flight at once.
+const podWorkers = 32
+
+// updatePods updates the sidecar images of pods in place: one patch per pod, images and annotations
+// together, applied only to the version the plan saw.
+func (r *Reconciler) updatePods(ctx context.Context, set *kruiseappsv1alpha1.SidecarSet, revision string, pods []*corev1.Pod) error {
+	now := metav1.NewTime(r.Clock.Now())
+	return parallel.Each(pods, podWorkers, func(pod *corev1.Pod) error {
+		updated, err := plan.UpdatePod(pod, set, revision, now)
+		if err != nil {
+			return err
+		}
+		err = r.Client.Patch(ctx, updated, client.StrategicMergeFrom(pod, client.MergeFromWithOptimisticLock{}))
+		podMetrics.Count(podmetrics.UpdateInPlace, ignoreGone(err))
+		if err = ignoreGone(err); err != nil {
+			r.Recorder.Eventf(set, pod, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "Update",
+				"Error updating the sidecars of pod %s/%s in place: %v", pod.Namespace, pod.Name, err)
+			return fmt.Errorf("updating the sidecars of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		r.expectations.Updated(client.ObjectKeyFromObject(set), updated.Name, updated.ResourceVersion)
+		r.Recorder.Eventf(set, pod, corev1.EventTypeNormal, "SuccessfulUpdatePodInPlace", "Update",
+			"Updated the sidecars of pod %s/%s in place", pod.Namespace, pod.Name)
+		return nil
+	})
+}
+
+// writeConditions writes the pods' SidecarSetUpgradable conditions.
+func (r *Reconciler) writeConditions(ctx context.Context, set *kruiseappsv1alpha1.SidecarSet, pods []*corev1.Pod) error {
+	return parallel.Each(pods, podWorkers, func(pod *corev1.Pod) error {
+		patch, err := conditionPatch(pod)
+		if err != nil {
+			return err
+		}
+		if err := ignoreGone(r.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch))); err != nil {
+			return fmt.Errorf("writing the SidecarSetUpgradable condition of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		if c := upgradableCondition(pod); c != nil && c.Status == corev1.ConditionFalse {
+			r.Recorder.Eventf(set, pod, corev1.EventTypeWarning, "PodNotUpgradable", "Update",
+				"Pod %s/%s keeps its sidecars: the SidecarSet changed more than images, which takes effect when the pod is re-created",
+				pod.Namespace, pod.Name)
+		}
+		return nil
+	})
+}
+
+// conditionPatch sets the pod's SidecarSetUpgradable condition, merged by type into its others.
+func conditionPatch(pod *corev1.Pod) ([]byte, error) {
+	c := upgradableCondition(pod)
+	return json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{*c}}})
+}
+
+func upgradableCondition(pod *corev1.Pod) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == kruiseappsv1alpha1.SidecarSetUpgradable {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// writeStatus writes the counters and latest revision when they changed, with the generation they reflect.
+func (r *Reconciler) writeStatus(ctx context.Context, set *kruiseappsv1alpha1.SidecarSet, c plan.Counts, latest string) error {
+	next := set.Status
+	next.ObservedGeneration = set.Generation
+	next.MatchedPods, next.UpdatedPods, next.ReadyPods, next.UpdatedReadyPods = c.Matched, c.Updated, c.Ready, c.UpdatedReady
+	next.LatestRevision = latest
+	if equality.Semantic.DeepEqual(set.Status, next) {
+		return nil
+	}
+	patch, err := statuspatch.Replacing(set.Status, next)
+	if err == nil {
+		patch, err = statuspatch.LockedTo(patch, set.ResourceVersion)
+	}
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Status().Patch(ctx, set, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("patch status: %w", client.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+// record tells why outdated pods wait; the recorder folds repeats into one series.
+func (r *Reconciler) record(set *kruiseappsv1alpha1.SidecarSet, p plan.Plan) {
+	if p.Blocked != "" && p.Counts.Updated < p.Counts.Matched {
+		r.Recorder.Eventf(set, nil, corev1.EventTypeNormal, "UpdateHeld", "Update", "%d of %d pods are outdated: %s",
+			p.Counts.Matched-p.Counts.Updated, p.Counts.Matched, p.Blocked)
+	}
+}
+
+// ignoreGone drops the error of a pod deleted meanwhile.
+func ignoreGone(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
