@@ -1,0 +1,214 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+)
+
+var sidecarSets = kruiseappsv1alpha1.GroupVersion.WithResource("sidecarsets")
+
+// sidecarSetStoryTimeout bounds each wait of the SidecarSet stories.
+const sidecarSetStoryTimeout = time.Minute
+
+// applySeedSidecarSet applies a seed SidecarSet restricted to ns (its spec.namespace), so that the app=nginx
+// pods of other stories are never its business; the story's cleanup deletes it.
+func applySeedSidecarSet(ctx context.Context, file, ns string) {
+	GinkgoHelper()
+	obj := seedObject(file)
+	Expect(unstructured.SetNestedField(obj.Object, ns, "spec", "namespace")).To(Succeed())
+	_, err := applyAndCleanUp(ctx, obj)
+	Expect(err).NotTo(HaveOccurred(), "applying %s", file)
+}
+
+func readSidecarSet(ctx context.Context, name string) (*kruiseappsv1alpha1.SidecarSet, error) {
+	obj, err := dyn.Resource(sidecarSets).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	set := &kruiseappsv1alpha1.SidecarSet{}
+	return set, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, set)
+}
+
+// scsName is the seed's SidecarSet.
+const scsName = "scs"
+
+// waitSidecarSetStatus waits until the seed's SidecarSet has observed its spec and shows matched, updated and
+// ready pods (updatedReady equal to updated).
+func waitSidecarSetStatus(ctx context.Context, matched, updated, ready int32) {
+	GinkgoHelper()
+	Eventually(func() (string, error) {
+		set, err := readSidecarSet(ctx, scsName)
+		if err != nil {
+			return "", err
+		}
+		s := set.Status
+		if s.ObservedGeneration != set.Generation {
+			return fmt.Sprintf("observedGeneration %d of %d", s.ObservedGeneration, set.Generation), nil
+		}
+		return fmt.Sprintf("matched %d updated %d ready %d updatedReady %d", s.MatchedPods, s.UpdatedPods, s.ReadyPods, s.UpdatedReadyPods), nil
+	}).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).
+		Should(Equal(fmt.Sprintf("matched %d updated %d ready %d updatedReady %d", matched, updated, ready, updated)))
+}
+
+// createNginxPod creates the seed's nginx pod (app=nginx) in ns, with extra labels.
+func createNginxPod(ctx context.Context, ns, name string, labels map[string]string) {
+	GinkgoHelper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": "nginx"}},
+		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Containers: []corev1.Container{{Name: "nginx", Image: "nginx:latest"}}},
+	}
+	for k, v := range labels {
+		pod.Labels[k] = v
+	}
+	_, err := kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// nginxContainer is the image of the nginx pod's container and its restart count.
+func nginxContainer(ctx context.Context, ns, container string) (string, int32) {
+	GinkgoHelper()
+	p, err := kube.CoreV1().Pods(ns).Get(ctx, "nginx", metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	image := ""
+	for _, c := range p.Spec.Containers {
+		if c.Name == container {
+			image = c.Image
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name == container && cs.Image == image {
+			return image, cs.RestartCount
+		}
+	}
+	return image, -1 // the kubelet does not run the spec's image yet
+}
+
+// patchSidecarImage changes the seed SidecarSet's first image with a JSON patch, as the seed's kubectl patch does.
+func patchSidecarImage(ctx context.Context, image string) {
+	GinkgoHelper()
+	patch, err := json.Marshal([]map[string]any{{"op": "replace", "path": "/spec/containers/0/image", "value": image}})
+	Expect(err).NotTo(HaveOccurred())
+	_, err = dyn.Resource(sidecarSets).Patch(ctx, scsName, types.JSONPatchType, patch, metav1.PatchOptions{})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// Serial: the seed examples apply SidecarSets of the same names cluster-wide.
+var _ = Describe("SidecarSet stories", Serial, func() {
+	It("injects the seed's scs sidecar into the nginx pod and upgrades it in place by patch and by apply", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "scs-")
+		applySeedSidecarSet(ctx, "029-sidecarset-scs.yaml", ns)
+		waitSidecarSetStatus(ctx, 0, 0, 0)
+		createNginxPod(ctx, ns, "nginx", nil)
+
+		pod, err := kube.CoreV1().Pods(ns).Get(ctx, "nginx", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(containerNames(pod.Spec.Containers)).To(Equal([]string{"scs", "nginx"}), "the sidecar goes before the app")
+		Expect(pod.Spec.Containers[0].Env).To(ContainElement(corev1.EnvVar{Name: "IS_INJECTED", Value: "true"}))
+		Expect(pod.Spec.Containers[0].VolumeMounts).To(ContainElement(HaveField("MountPath", "/var/log")))
+		Expect(pod.Spec.Volumes).To(ContainElement(HaveField("Name", "log")))
+		Expect(pod.Annotations).To(HaveKeyWithValue(kruiseappsv1alpha1.SidecarSetListAnnotation, "scs"))
+		waitSidecarSetStatus(ctx, 1, 1, 1)
+
+		By("kubectl patch of the image restarts the sidecar once, the app never")
+		patchSidecarImage(ctx, "busybox:latest")
+		Eventually(func() int32 { _, n := nginxContainer(ctx, ns, "scs"); return n }).WithContext(ctx).
+			WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(Equal(int32(1)))
+		waitSidecarSetStatus(ctx, 1, 1, 1)
+
+		By("applying the old image back restarts it again: switching back and forth works")
+		applySeedSidecarSet(ctx, "029-sidecarset-scs.yaml", ns)
+		Eventually(func() string { image, n := nginxContainer(ctx, ns, "scs"); return fmt.Sprint(image, " ", n) }).
+			WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(Equal("busybox:1.35.0 2"))
+		waitSidecarSetStatus(ctx, 1, 1, 1)
+		_, appRestarts := nginxContainer(ctx, ns, "nginx")
+		Expect(appRestarts).To(BeZero())
+	})
+
+	It("updates only the canary pod a selector picks", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "scs-canary-")
+		applySeedSidecarSet(ctx, "029-sidecarset-scs.yaml", ns)
+		createNginxPod(ctx, ns, "nginx", map[string]string{"canary.release": "true"})
+		_, err := kube.AppsV1().Deployments(ns).Create(ctx, nginxDeployment(ns), metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		waitSidecarSetStatus(ctx, 4, 4, 4)
+
+		applySeedSidecarSet(ctx, "032-sidecarset-scs.yaml", ns)
+		Eventually(func() string { image, _ := nginxContainer(ctx, ns, "scs"); return image }).WithContext(ctx).
+			WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(Equal("busybox:1.28.3"))
+		waitSidecarSetStatus(ctx, 4, 1, 4)
+		pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=nginx"})
+		Expect(err).NotTo(HaveOccurred())
+		for _, p := range pods.Items {
+			if p.Name != "nginx" {
+				Expect(p.Spec.Containers[0].Image).To(Equal("busybox:1.35.0"), "pod %s is not the canary", p.Name)
+			}
+		}
+	})
+
+	It("injects a hot-upgrade sidecar as a working and an empty container", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "scs-hot-")
+		applySeedSidecarSet(ctx, "033-sidecarset-hotupgrade-sidecarset.yaml", ns)
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "busybox", Namespace: ns, Labels: map[string]string{"app": "hotupgrade"}},
+			Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0),
+				Containers: []corev1.Container{{Name: "busybox", Image: "openkruise/hotupgrade-sample:busybox"}}},
+		}
+		got, err := kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(containerNames(got.Spec.Containers)).To(Equal([]string{"sidecar-1", "sidecar-2", "busybox"}))
+		Expect(got.Spec.Containers[0].Image).To(Equal("openkruise/hotupgrade-sample:sidecarv1"))
+		Expect(got.Spec.Containers[1].Image).To(Equal("openkruise/hotupgrade-sample:empty"))
+		Expect(got.Annotations).To(HaveKeyWithValue(kruiseappsv1alpha1.SidecarSetWorkingHotUpgradeContainerAnnotation, `{"sidecar":"sidecar-1"}`))
+	})
+
+	It("refuses a pod whose container clashes with a sidecar, naming it", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "scs-clash-")
+		applySeedSidecarSet(ctx, "029-sidecarset-scs.yaml", ns)
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "clash", Namespace: ns, Labels: map[string]string{"app": "nginx"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "scs", Image: "nginx:latest"}}},
+		}
+		_, err := kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		Expect(err).To(MatchError(ContainSubstring(`"scs"`)))
+	})
+})
+
+// nginxDeployment is the seed's canary Deployment: three app=nginx pods.
+func nginxDeployment(ns string) *appsv1.Deployment {
+	labels := map[string]string{"app": "nginx"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](3),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0),
+					Containers: []corev1.Container{{Name: "nginx", Image: "nginx:latest"}}},
+			},
+		},
+	}
+}
+
+func containerNames(cs []corev1.Container) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name)
+	}
+	return out
+}
