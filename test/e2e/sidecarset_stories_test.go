@@ -160,7 +160,7 @@ var _ = Describe("SidecarSet stories", Serial, func() {
 		}
 	})
 
-	It("injects a hot-upgrade sidecar as a working and an empty container", func(ctx SpecContext) {
+	It("injects a hot-upgrade sidecar as a working and an empty container and upgrades it without a gap", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "scs-hot-")
 		applySeedSidecarSet(ctx, "033-sidecarset-hotupgrade-sidecarset.yaml", ns)
 		pod := &corev1.Pod{
@@ -174,6 +174,27 @@ var _ = Describe("SidecarSet stories", Serial, func() {
 		Expect(got.Spec.Containers[0].Image).To(Equal("openkruise/hotupgrade-sample:sidecarv1"))
 		Expect(got.Spec.Containers[1].Image).To(Equal("openkruise/hotupgrade-sample:empty"))
 		Expect(got.Annotations).To(HaveKeyWithValue(kruiseappsv1alpha1.SidecarSetWorkingHotUpgradeContainerAnnotation, `{"sidecar":"sidecar-1"}`))
+
+		By("the seed's kubectl patch to sidecarv2: sidecar-2 takes over, sidecar-1 goes back to the empty image")
+		Eventually(func() bool {
+			p, err := kube.CoreV1().Pods(ns).Get(ctx, "busybox", metav1.GetOptions{})
+			return err == nil && podReady(*p)
+		}).
+			WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(BeTrue())
+		gaps := watchHotUpgradeGaps(ctx, ns, "busybox", "openkruise/hotupgrade-sample:empty")
+		patch := []byte(`[{"op":"replace","path":"/spec/containers/0/image","value":"openkruise/hotupgrade-sample:sidecarv2"}]`)
+		_, err = dyn.Resource(sidecarSets).Patch(ctx, "hotupgrade-sidecarset", types.JSONPatchType, patch, metav1.PatchOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() ([]string, error) {
+			p, err := kube.CoreV1().Pods(ns).Get(ctx, "busybox", metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return []string{p.Spec.Containers[0].Image, p.Spec.Containers[1].Image,
+				p.Annotations[kruiseappsv1alpha1.SidecarSetWorkingHotUpgradeContainerAnnotation]}, nil
+		}).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(Equal([]string{
+			"openkruise/hotupgrade-sample:empty", "openkruise/hotupgrade-sample:sidecarv2", `{"sidecar":"sidecar-2"}`}))
+		Expect(gaps()).To(BeZero(), "samples in which no sidecar container ran a real image")
 	})
 
 	It("refuses a pod whose container clashes with a sidecar, naming it", func(ctx SpecContext) {
@@ -187,6 +208,39 @@ var _ = Describe("SidecarSet stories", Serial, func() {
 		Expect(err).To(MatchError(ContainSubstring(`"scs"`)))
 	})
 })
+
+// watchHotUpgradeGaps samples the pod's container statuses until the returned function is called, which
+// returns how many samples saw neither hot-upgrade container running a real image.
+func watchHotUpgradeGaps(ctx context.Context, ns, name, emptyImage string) func() int {
+	ctx, cancel := context.WithCancel(ctx)
+	gaps := 0
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		for ctx.Err() == nil {
+			p, err := kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				continue
+			}
+			running := 0
+			for _, cs := range p.Status.ContainerStatuses {
+				if (cs.Name == "sidecar-1" || cs.Name == "sidecar-2") && cs.Image != emptyImage && cs.State.Running != nil {
+					running++
+				}
+			}
+			if running == 0 {
+				gaps++
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	return func() int {
+		cancel()
+		<-done
+		return gaps
+	}
+}
 
 // nginxDeployment is the seed's canary Deployment: three app=nginx pods.
 func nginxDeployment(ns string) *appsv1.Deployment {

@@ -22,25 +22,41 @@ import (
 // podWorkers bounds the pod writes of one reconcile in flight at once.
 const podWorkers = 32
 
-// updatePods updates the sidecar images of pods in place: one patch per pod, images and annotations
-// together, applied only to the version the plan saw.
-func (r *Reconciler) updatePods(ctx context.Context, set *kruiseappsv1alpha1.SidecarSet, revision string, pods []*corev1.Pod) error {
+// podChange is one kind of in-place change the plan makes to pods, and how it is told in events.
+type podChange struct {
+	apply          func(pod *corev1.Pod, set *kruiseappsv1alpha1.SidecarSet, revision string, now metav1.Time) (*corev1.Pod, error)
+	done, failed   string // event reasons
+	doneNote, what string
+}
+
+var (
+	// update gives pods the set's sidecar images.
+	update = podChange{apply: plan.UpdatePod, done: "SuccessfulUpdatePodInPlace", failed: "FailedUpdatePodInPlace",
+		doneNote: "Updated the sidecars of pod %s/%s in place", what: "updating the sidecars"}
+	// reset returns the old containers of finished hot upgrades to the empty image.
+	reset = podChange{apply: plan.ResetPod, done: "ResetContainerSucceed", failed: "ResetContainerFailed",
+		doneNote: "Reset the old hot-upgrade sidecars of pod %s/%s to the empty image", what: "resetting the old hot-upgrade sidecars"}
+)
+
+// changePods makes change to pods in place: one patch per pod, images and annotations together, applied
+// only to the version the plan saw.
+func (r *Reconciler) changePods(ctx context.Context, set *kruiseappsv1alpha1.SidecarSet, revision string, pods []*corev1.Pod,
+	change podChange) error {
 	now := metav1.NewTime(r.Clock.Now())
 	return parallel.Each(pods, podWorkers, func(pod *corev1.Pod) error {
-		updated, err := plan.UpdatePod(pod, set, revision, now)
+		changed, err := change.apply(pod, set, revision, now)
 		if err != nil {
 			return err
 		}
-		err = r.Client.Patch(ctx, updated, client.StrategicMergeFrom(pod, client.MergeFromWithOptimisticLock{}))
+		err = r.Client.Patch(ctx, changed, client.StrategicMergeFrom(pod, client.MergeFromWithOptimisticLock{}))
 		podMetrics.Count(podmetrics.UpdateInPlace, ignoreGone(err))
 		if err = ignoreGone(err); err != nil {
-			r.Recorder.Eventf(set, pod, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "Update",
-				"Error updating the sidecars of pod %s/%s in place: %v", pod.Namespace, pod.Name, err)
-			return fmt.Errorf("updating the sidecars of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+			r.Recorder.Eventf(set, pod, corev1.EventTypeWarning, change.failed, "Update", "Error %s of pod %s/%s: %v",
+				change.what, pod.Namespace, pod.Name, err)
+			return fmt.Errorf("%s of pod %s/%s: %w", change.what, pod.Namespace, pod.Name, err)
 		}
-		r.expectations.Updated(client.ObjectKeyFromObject(set), updated.Name, updated.ResourceVersion)
-		r.Recorder.Eventf(set, pod, corev1.EventTypeNormal, "SuccessfulUpdatePodInPlace", "Update",
-			"Updated the sidecars of pod %s/%s in place", pod.Namespace, pod.Name)
+		r.expectations.Updated(client.ObjectKeyFromObject(set), changed.Name, changed.ResourceVersion)
+		r.Recorder.Eventf(set, pod, corev1.EventTypeNormal, change.done, "Update", change.doneNote, pod.Namespace, pod.Name)
 		return nil
 	})
 }

@@ -124,7 +124,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.retryOnConflict(err)
 	}
 	p := plan.Compute(plan.Input{Set: set, Pods: pods, Now: metav1.NewTime(r.Clock.Now())})
-	err = errors.Join(r.updatePods(ctx, set, latest, p.Update), r.writeConditions(ctx, set, p.Conditions))
+	err = errors.Join(r.changePods(ctx, set, latest, p.Update, update), r.changePods(ctx, set, latest, p.Reset, reset),
+		r.writeConditions(ctx, set, p.Conditions))
 	r.record(set, p)
 	if err := r.writeStatus(ctx, set, p.Counts, latest); err != nil {
 		return r.retryOnConflict(err)

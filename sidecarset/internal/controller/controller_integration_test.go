@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-dev/flotilla/sidecarset/inject"
 	"github.com/flotilla-dev/flotilla/sidecarset/internal/history"
 	"github.com/flotilla-dev/flotilla/sidecarset/internal/plan"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -218,7 +219,7 @@ func (e *env) watchUpdating(t *testing.T, set *kruiseappsv1alpha1.SidecarSet) fu
 			}
 			n := 0
 			for _, p := range pods {
-				if _, ok := plan.UpdateStates(p)[set.Name]; ok && !plan.ReadyAndConsistent(p, set.Name) {
+				if _, ok := plan.UpdateStates(p)[set.Name]; ok && !plan.ReadyAndConsistent(p, set) {
 					n++
 				}
 			}
@@ -229,5 +230,61 @@ func (e *env) watchUpdating(t *testing.T, set *kruiseappsv1alpha1.SidecarSet) fu
 		cancel()
 		wg.Wait()
 		return peak
+	}
+}
+
+// TestHotUpgrade: a hot-upgrade sidecar moves to a new image with one of its two containers running a real
+// image at every moment; the old one ends on the empty image and the pod counts updated and ready.
+func TestHotUpgrade(t *testing.T) {
+	e := start(t)
+	set := e.newSet(t, func(s *kruiseappsv1alpha1.SidecarSet) {
+		s.Spec.Containers[0].UpgradeStrategy = kruiseappsv1alpha1.SidecarContainerUpgradeStrategy{
+			UpgradeType: kruiseappsv1alpha1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: "empty:1.0"}
+	})
+	e.newPod(t, set, "nginx")
+	e.waitStatus(t, set, "one injected pod", allReady(1))
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	idleSeen := 0
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			pods, err := e.pods(ctx)
+			if err != nil || pods["nginx"] == nil {
+				continue
+			}
+			running := 0
+			for _, cs := range pods["nginx"].Status.ContainerStatuses {
+				if cs.Name != "nginx" && cs.Image != "empty:1.0" {
+					running++
+				}
+			}
+			if running == 0 {
+				idleSeen++
+			}
+		}
+	})
+	e.setImage(t, set, "busybox:latest")
+	e.waitStatus(t, set, "hot upgrade settled", func(s kruiseappsv1alpha1.SidecarSetStatus) bool {
+		return s.ObservedGeneration == 2 && allReady(1)(s)
+	})
+	cancel()
+	wg.Wait()
+	if idleSeen > 0 {
+		t.Errorf("%d samples saw no sidecar container running a real image", idleSeen)
+	}
+	pods, err := e.pods(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := pods["nginx"]
+	want := map[string]string{"scs-1": "empty:1.0", "scs-2": "busybox:latest"}
+	for _, c := range pod.Spec.Containers {
+		if w, ok := want[c.Name]; ok && c.Image != w {
+			t.Errorf("container %s runs %s, want %s", c.Name, c.Image, w)
+		}
+	}
+	if got := inject.WorkingHotUpgradeContainers(pod)["scs"]; got != "scs-2" {
+		t.Errorf("working container %q, want scs-2", got)
 	}
 }

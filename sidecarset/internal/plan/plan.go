@@ -3,8 +3,6 @@
 package plan
 
 import (
-	"slices"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -37,15 +35,16 @@ type Plan struct {
 	NotUpgradable []*corev1.Pod
 	// Conditions are copies of the pods whose SidecarSetUpgradable condition changes, to write as status.
 	Conditions []*corev1.Pod
+	// Reset are the pods whose hot upgrades are through: their old containers go back to the empty image.
+	Reset []*corev1.Pod
 	// Blocked says why no pod is updated although some are outdated ("" when nothing blocks).
 	Blocked string
 }
 
 // Reasons an update does not proceed.
 const (
-	BlockedNotUpdate  = "updateStrategy.type is NotUpdate"
-	BlockedPaused     = "updateStrategy.paused is true"
-	BlockedHotUpgrade = "hot-upgrade sidecars are injected but not yet updated by this release"
+	BlockedNotUpdate = "updateStrategy.type is NotUpdate"
+	BlockedPaused    = "updateStrategy.paused is true"
 )
 
 // Compute plans one reconcile of the SidecarSet.
@@ -54,6 +53,7 @@ func Compute(in Input) Plan {
 	outdated, notUpgradable := outdatedPods(in)
 	p.NotUpgradable = notUpgradable
 	p.Conditions = conditionWrites(in, notUpgradable, in.Now)
+	p.Reset = toReset(in)
 	if len(outdated) == 0 {
 		return p
 	}
@@ -67,7 +67,7 @@ func Compute(in Input) Plan {
 func count(in Input) Counts {
 	c := Counts{Matched: int32(len(in.Pods))}
 	for _, pod := range in.Pods {
-		updated, ready := inject.IsUpdated(pod, in.Set), ReadyAndConsistent(pod, in.Set.Name)
+		updated, ready := inject.IsUpdated(pod, in.Set), ReadyAndConsistent(pod, in.Set)
 		c.Updated += b2i(updated)
 		c.Ready += b2i(ready)
 		c.UpdatedReady += b2i(updated && ready)
@@ -111,14 +111,8 @@ func blocked(set *kruiseappsv1alpha1.SidecarSet) string {
 		return BlockedNotUpdate
 	case set.Spec.UpdateStrategy.Paused:
 		return BlockedPaused
-	case slices.ContainsFunc(set.Spec.Containers, isHotUpgrade):
-		return BlockedHotUpgrade
 	}
 	return ""
-}
-
-func isHotUpgrade(c kruiseappsv1alpha1.SidecarContainer) bool {
-	return c.UpgradeStrategy.UpgradeType == kruiseappsv1alpha1.SidecarContainerHotUpgrade
 }
 
 // pick orders the outdated pods and takes as many as partition and maxUnavailable allow: partition pods
@@ -132,7 +126,7 @@ func pick(in Input, outdated []*corev1.Pod) []*corev1.Pod {
 	for _, pod := range in.Pods {
 		if inject.IsUpdated(pod, in.Set) {
 			updated++
-			unavailable += int(b2i(!ReadyAndConsistent(pod, in.Set.Name)))
+			unavailable += int(b2i(!ReadyAndConsistent(pod, in.Set)))
 		}
 	}
 	n := min(total-kept-updated, scaled(st.MaxUnavailable, total, false, 1)-unavailable, len(outdated))
@@ -166,7 +160,7 @@ func order(set *kruiseappsv1alpha1.SidecarSet, pods []*corev1.Pod) {
 	updatesort.Stable(pods, updatesort.NewPriority(st.PriorityStrategy))
 	copy(pods, updatesort.Scatter(pods, st.ScatterStrategy))
 	updatesort.Stable(pods, func(a, b *corev1.Pod) int {
-		ra, rb := ReadyAndConsistent(a, set.Name), ReadyAndConsistent(b, set.Name)
+		ra, rb := ReadyAndConsistent(a, set), ReadyAndConsistent(b, set)
 		return int(b2i(ra) - b2i(rb))
 	})
 }

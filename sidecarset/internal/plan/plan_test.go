@@ -109,9 +109,6 @@ func TestCompute(t *testing.T) {
 		}), pods: pods(2, "old"), wantCounts: Counts{Matched: 2, Ready: 2}, wantBlocked: BlockedNotUpdate},
 		{name: "paused", set: testSet(func(s *kruiseappsv1alpha1.SidecarSet) { s.Spec.UpdateStrategy.Paused = true }),
 			pods: pods(2, "old"), wantCounts: Counts{Matched: 2, Ready: 2}, wantBlocked: BlockedPaused},
-		{name: "hot-upgrade sidecars are not cold-updated", set: testSet(func(s *kruiseappsv1alpha1.SidecarSet) {
-			s.Spec.Containers[0].UpgradeStrategy.UpgradeType = kruiseappsv1alpha1.SidecarContainerHotUpgrade
-		}), pods: pods(1, "old"), wantCounts: Counts{Matched: 1, Ready: 1}, wantBlocked: BlockedHotUpgrade},
 		{name: "all updated: nothing to do", set: testSet(func(s *kruiseappsv1alpha1.SidecarSet) { s.Spec.UpdateStrategy.Paused = true }),
 			pods: pods(2, "new"), wantCounts: Counts{Matched: 2, Updated: 2, Ready: 2, UpdatedReady: 2}},
 		{name: "a pod whose sidecars changed beyond images is not updated", set: testSet(),
@@ -176,12 +173,12 @@ func TestUpdatePodThenComplete(t *testing.T) {
 	if entry.Hash != "new" || entry.ControllerRevision != "scs-rev2" || !entry.UpdateTimestamp.Equal(&now) {
 		t.Errorf("hash entry %+v", entry)
 	}
-	if !inject.IsUpdated(out, set) || ReadyAndConsistent(out, "scs") {
+	if !inject.IsUpdated(out, set) || ReadyAndConsistent(out, set) {
 		t.Errorf("updated %v, consistent %v; want updated and not yet consistent (the kubelet still runs id-old)",
-			inject.IsUpdated(out, set), ReadyAndConsistent(out, "scs"))
+			inject.IsUpdated(out, set), ReadyAndConsistent(out, set))
 	}
 	out.Status.ContainerStatuses[0] = corev1.ContainerStatus{Name: "scs", Image: "busybox:1.35.0", ImageID: "id-new"}
-	if !ReadyAndConsistent(out, "scs") {
+	if !ReadyAndConsistent(out, set) {
 		t.Errorf("a pod running the new image is not consistent")
 	}
 	p := Compute(Input{Set: set, Pods: []*corev1.Pod{out}, Now: now})

@@ -14,12 +14,15 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 )
 
-// ReadyAndConsistent tells whether the pod is running and ready, and the kubelet runs the images the
-// set's last in-place update gave its sidecars.
-func ReadyAndConsistent(pod *corev1.Pod, set string) bool {
-	if pod.Status.Phase != corev1.PodRunning || !podcondition.IsReady(pod) {
-		return false
-	}
+// ReadyAndConsistent tells whether the pod is running and ready, the kubelet runs the images the set's
+// last in-place update gave its sidecars, and no hot upgrade waits to be settled.
+func ReadyAndConsistent(pod *corev1.Pod, set *kruiseappsv1alpha1.SidecarSet) bool {
+	return pod.Status.Phase == corev1.PodRunning && podcondition.IsReady(pod) && consistent(pod, set.Name) &&
+		!hotUpgrading(pod, set)
+}
+
+// consistent tells whether the kubelet runs the images the set's last in-place update gave the pod.
+func consistent(pod *corev1.Pod, set string) bool {
 	state, ok := UpdateStates(pod)[set]
 	return !ok || inplaceupdate.ContainersRestarted(pod, state.LastContainerStatuses)
 }
@@ -52,14 +55,19 @@ func UpdatePod(pod *corev1.Pod, set *kruiseappsv1alpha1.SidecarSet, revision str
 		out.Annotations = map[string]string{}
 	}
 	last := map[string]kruiseappspub.InPlaceUpdateContainerStatus{}
-	for _, sc := range set.Spec.Containers {
-		c := container(out, sc.Name)
+	for i := range set.Spec.Containers {
+		sc := &set.Spec.Containers[i]
+		name := sc.Name
+		if inject.IsHotUpgrade(sc) {
+			name = startHotUpgrade(out, set, sc)
+		}
+		c := container(out, name)
 		if c == nil || c.Image == sc.Image {
 			continue
 		}
 		c.Image = sc.Image
-		if cs := podcondition.ContainerStatus(pod, sc.Name); cs != nil {
-			last[sc.Name] = kruiseappspub.InPlaceUpdateContainerStatus{ImageID: cs.ImageID}
+		if cs := podcondition.ContainerStatus(pod, name); cs != nil {
+			last[name] = kruiseappspub.InPlaceUpdateContainerStatus{ImageID: cs.ImageID}
 		}
 	}
 	if err := recordState(out, set.Name, kruiseappspub.InPlaceUpdateState{Revision: revision,
