@@ -14,8 +14,10 @@ import (
 // ReplicaSetState is what the plan reads of one ReplicaSet.
 type ReplicaSetState struct {
 	Name string
-	// Replicas is spec.replicas; Ready and Available are from its status.
+	// Replicas is spec.replicas; Running (status.replicas: its pods not being deleted), Ready and Available
+	// are from its status.
 	Replicas  int32
+	Running   int32
 	Ready     int32
 	Available int32
 	// DesiredReplicas and MaxReplicas are its deployment.kubernetes.io/desired-replicas and
@@ -62,7 +64,7 @@ type Step struct {
 // Plan is what one reconcile writes.
 type Plan struct {
 	// Steps are applied in order: scaling up into free room first, then scaling down, then scaling up
-	// into the room the scale-down freed, then annotation-only writes; a new ReplicaSet that is already
+	// into room no pod takes any more, then annotation-only writes; a new ReplicaSet that is already
 	// active and would grow twice shrinks the old ones first and grows once. Every prefix keeps the surge
 	// and availability limits (but see firstPodSurge), and an inactive new ReplicaSet grows before an old
 	// one shrinks whenever the room allows, so kube-controller-manager never sees a lone active ReplicaSet

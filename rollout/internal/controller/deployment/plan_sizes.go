@@ -3,21 +3,23 @@ package deployment
 import "slices"
 
 // sizes are the spec.replicas of the ReplicaSets as one phase of the plan leaves them, with the
-// available pods they report (which the plan does not change).
+// running and available pods they report (which the plan does not change).
 type sizes struct {
 	new          int32
 	old          []int32
 	newAvailable int32
+	oldRunning   []int32
 	oldAvailable []int32
 }
 
 func newSizes(in Input) sizes {
-	s := sizes{old: make([]int32, len(in.Old)), oldAvailable: make([]int32, len(in.Old))}
+	n := len(in.Old)
+	s := sizes{old: make([]int32, n), oldRunning: make([]int32, n), oldAvailable: make([]int32, n)}
 	if in.New != nil {
 		s.new, s.newAvailable = max(in.New.Replicas, 0), max(in.New.Available, 0)
 	}
 	for i, rs := range in.Old {
-		s.old[i], s.oldAvailable[i] = max(rs.Replicas, 0), max(rs.Available, 0)
+		s.old[i], s.oldRunning[i], s.oldAvailable[i] = max(rs.Replicas, 0), max(rs.Running, 0), max(rs.Available, 0)
 	}
 	return s
 }
@@ -39,6 +41,17 @@ func (s sizes) total() int32 {
 	return s.new + s.oldTotal()
 }
 
+// occupied counts the pods that are or will be: an old ReplicaSet scaled down may still run the pods it
+// is about to delete, and until its status shows them gone, growing into their room would briefly run
+// more pods than maxSurge allows (its controller and the new one's act at the same time).
+func (s sizes) occupied() int32 {
+	t := s.new
+	for i, n := range s.old {
+		t += max(n, s.oldRunning[i])
+	}
+	return t
+}
+
 // available counts the available pods, never more than a ReplicaSet's size: a ReplicaSet just scaled
 // down may still report the pods it is removing.
 func (s sizes) available() int32 {
@@ -57,7 +70,7 @@ func (s *sizes) capNew(lim limits) {
 
 // scaleUpNew grows the new ReplicaSet toward its goal within the room maxSurge (plus extra) leaves.
 func (s *sizes) scaleUpNew(lim limits, extra int32) {
-	if up := min(lim.maxTotal+extra-s.total(), lim.newGoal-s.new); up > 0 {
+	if up := min(lim.maxTotal+extra-s.occupied(), lim.newGoal-s.new); up > 0 {
 		s.new += up
 	}
 }
@@ -102,7 +115,7 @@ func (lim limits) shrinkStep() int32 {
 // scaleUpOld grows the old ReplicaSets back when the Deployment was scaled up: the largest one (the
 // newest on a tie) takes the pods the new ReplicaSet does not, within the room maxSurge leaves.
 func (s *sizes) scaleUpOld(lim limits) {
-	up := min(lim.replicas-lim.newGoal-s.oldTotal(), lim.maxTotal-s.total())
+	up := min(lim.replicas-lim.newGoal-s.oldTotal(), lim.maxTotal-s.occupied())
 	if up <= 0 || len(s.old) == 0 {
 		return
 	}

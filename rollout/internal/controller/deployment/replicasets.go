@@ -61,6 +61,7 @@ func planInput(d *appsv1.Deployment, s rolloutsv1beta1.DeploymentStrategy, newRS
 func replicaSetState(rs *appsv1.ReplicaSet) ReplicaSetState {
 	s := ReplicaSetState{
 		Name:            rs.Name,
+		Running:         rs.Status.Replicas,
 		Ready:           rs.Status.ReadyReplicas,
 		Available:       rs.Status.AvailableReplicas,
 		DesiredReplicas: int32Annotation(rs.Annotations, desiredReplicasAnnotation),
