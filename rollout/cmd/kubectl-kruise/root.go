@@ -95,7 +95,7 @@ Run it as "kubectl-kruise" or, on the PATH, as the kubectl plugin "kubectl kruis
 	root.SetErr(streams.ErrOut)
 	a.flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(newRolloutCommand(a), newSetCommand(a), newScaleCommand(a), newScaleDownCommand(a), newMigrateCommand(a), newDescribeCommand(a),
-		newCreateCommand(a),
+		newCreateCommand(a), newExecCommand(a),
 		newVersionCommand(a), newOptionsCommand(a))
 	// Added now rather than at Execute, so they get the same usage template as the rest.
 	root.InitDefaultHelpCmd()
