@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -104,4 +105,27 @@ func Main(m *testing.M, opts cluster.Options, cfg **rest.Config) int {
 	flag.Parse()
 	ctrl.SetLogger(Logger())
 	return cluster.RunPackage(m, opts, cfg)
+}
+
+// Eventually polls cond every 200 ms until it holds, failing the test once timeout passes; the failure names
+// what was awaited and the last error cond returned, which may describe the state it saw rather than a fault.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v (last: %v)", what, err, last)
+	}
+}
+
+// Create creates obj, failing the test if that fails.
+func Create(t testing.TB, c client.Client, obj client.Object) {
+	t.Helper()
+	if err := c.Create(t.Context(), obj); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -20,6 +20,7 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	"github.com/flotilla-dev/flotilla/trafficrouting"
 	"github.com/flotilla-dev/flotilla/trafficrouting/ingress"
 	"github.com/flotilla-dev/flotilla/trafficrouting/luavm"
@@ -48,9 +49,7 @@ func newClient(t *testing.T) client.Client {
 
 func create(t *testing.T, c client.Client, obj client.Object) {
 	t.Helper()
-	if err := c.Create(t.Context(), obj); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	managertest.Create(t, c, obj)
 }
 
 // fixture is a namespace with the stable Service and an Ingress with two hosts: one path served by the

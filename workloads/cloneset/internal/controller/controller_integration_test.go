@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
@@ -48,9 +49,7 @@ func inPlace(cs *kruiseappsv1alpha1.CloneSet) {
 
 func create(t *testing.T, c client.Client, obj client.Object) {
 	t.Helper()
-	if err := c.Create(t.Context(), obj); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Create(t, c, obj)
 }
 
 // update re-reads the CloneSet and applies change to it.

@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -142,9 +141,7 @@ func intOrStr(n int) *intstr.IntOrString { return ptr.To(intstr.FromInt(n)) }
 
 func create(t *testing.T, c client.Client, obj client.Object) {
 	t.Helper()
-	if err := c.Create(t.Context(), obj); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Create(t, c, obj)
 }
 
 // update re-reads the DaemonSet and applies change to it, again after a conflict.
@@ -186,15 +183,7 @@ func newImage(ds *kruiseappsv1alpha1.DaemonSet) {
 // eventually polls cond until it holds; what names the state in the failure.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, itTimeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v (last: %v)", what, err, last)
-	}
+	managertest.Eventually(t, itTimeout, what, cond)
 }
 
 // livePods are the DaemonSet's pods not being deleted, by node name.

@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -87,15 +86,7 @@ func newNamespace(t *testing.T, c client.Client) string {
 // eventually polls cond until it holds; what names the state in the failure.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, itTimeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v (last error: %v)", what, err, last)
-	}
+	managertest.Eventually(t, itTimeout, what, cond)
 }
 
 // consistently requires cond to hold for two seconds.
@@ -146,9 +137,7 @@ func rolling(s *kruiseappsv1beta1.StatefulSet) *kruiseappsv1beta1.RollingUpdateS
 
 func create(t *testing.T, c client.Client, obj client.Object) {
 	t.Helper()
-	if err := c.Create(t.Context(), obj); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Create(t, c, obj)
 }
 
 // update re-reads the set and applies change to it, as a user's kubectl edit does.
