@@ -27,16 +27,19 @@ type podInjector struct {
 	clock     clock.PassiveClock
 }
 
+// mutate runs on every pod creation, so it reads the SidecarSets and the namespace as the cache holds them,
+// without copies: nothing here changes them (inject copies what it injects; its tests check the sets stay
+// unchanged).
 func (i *podInjector) mutate(ctx context.Context, pod *corev1.Pod) (bool, error) {
 	list := &kruiseappsv1alpha1.SidecarSetList{}
-	if err := i.reader.List(ctx, list); err != nil {
+	if err := i.reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("listing SidecarSets: %w", err)
 	}
 	if len(list.Items) == 0 {
 		return false, nil
 	}
 	ns := &corev1.Namespace{}
-	if err := i.reader.Get(ctx, client.ObjectKey{Name: pod.Namespace}, ns); err != nil {
+	if err := i.reader.Get(ctx, client.ObjectKey{Name: pod.Namespace}, ns, client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("reading namespace %s: %w", pod.Namespace, err)
 	}
 	selected, err := inject.Select(pointers(list.Items), pod, ns.Labels)

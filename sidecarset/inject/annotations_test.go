@@ -130,3 +130,37 @@ func TestHotUpgradeAnnotations(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Pods share parsed annotations: what one caller does to its map must not reach another pod's reading.
+func TestPodHashesAreTheCallersToChange(t *testing.T) {
+	key := kruiseappsv1alpha1.SidecarSetHashAnnotation
+	raw := `{"scs":{"updateTimestamp":"2026-01-02T03:04:05Z","hash":"h1","sidecarSetName":"scs","sidecarList":["scs"]}}`
+	a, b := barePod(), barePod()
+	a.Annotations, b.Annotations = map[string]string{key: raw}, map[string]string{key: raw}
+	first := PodHashes(a, key)
+	first["scs"] = PodSidecarSet{Hash: "changed"}
+	delete(first, "scs")
+	first["other"] = PodSidecarSet{Hash: "h2"}
+	if got := PodHashes(b, key); len(got) != 1 || got["scs"].Hash != "h1" {
+		t.Errorf("a change to one pod's hashes reached another's: %+v", got)
+	}
+	if got := PodHash(b, "scs"); got != "h1" {
+		t.Errorf("PodHash %q, want h1", got)
+	}
+}
+
+func TestHashMemoIsBounded(t *testing.T) {
+	m := &hashMemo{entries: map[string]map[string]PodSidecarSet{}}
+	for i := range hashMemoSize + 10 {
+		raw := `{"s` + strings.Repeat("x", i%7) + `":"h"}` + strings.Repeat(" ", i/7)
+		if got := m.get(raw); len(got) != 1 {
+			t.Fatalf("%q read as %+v", raw, got)
+		}
+	}
+	if n := len(m.entries); n > hashMemoSize {
+		t.Errorf("the memo holds %d entries, more than %d", n, hashMemoSize)
+	}
+	if got := m.get("not json"); len(got) != 0 {
+		t.Errorf("a malformed annotation read as %+v", got)
+	}
+}

@@ -33,18 +33,18 @@ func IsInjected(pod *corev1.Pod, setName string) bool {
 // PodHash is the SidecarSet hash the pod's sidecars of setName were injected or last updated with; "" when
 // the pod has none.
 func PodHash(pod *corev1.Pod, setName string) string {
-	return PodHashes(pod, kruiseappsv1alpha1.SidecarSetHashAnnotation)[setName].Hash
+	return podHash(pod, kruiseappsv1alpha1.SidecarSetHashAnnotation, setName).Hash
 }
 
 // PodHashWithoutImage is PodHash for the hash computed with images blanked.
 func PodHashWithoutImage(pod *corev1.Pod, setName string) string {
-	return PodHashes(pod, kruiseappsv1alpha1.SidecarSetHashWithoutImageAnnotation)[setName].Hash
+	return podHash(pod, kruiseappsv1alpha1.SidecarSetHashWithoutImageAnnotation, setName).Hash
 }
 
 // PodControllerRevision is the ControllerRevision of setName the pod's sidecars come from, as recorded at
 // injection or update; "" when unknown.
 func PodControllerRevision(pod *corev1.Pod, setName string) string {
-	return PodHashes(pod, kruiseappsv1alpha1.SidecarSetHashAnnotation)[setName].ControllerRevision
+	return podHash(pod, kruiseappsv1alpha1.SidecarSetHashAnnotation, setName).ControllerRevision
 }
 
 // IsUpdated tells whether the pod's sidecars of set are at the set's current hash.

@@ -39,6 +39,8 @@ func Scenarios() []Scenario {
 		statefulSetInPlace(),
 		daemonSetUpdate(),
 		broadcastJob(),
+		sidecarSetInject(),
+		sidecarSetUpgrade(),
 		luaEval(),
 		microBenchmarks(),
 	}

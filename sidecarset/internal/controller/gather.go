@@ -13,13 +13,15 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
-// gather lists the SidecarSet's pods: active pods its selector and namespaces match that it injected.
+// gather lists the SidecarSet's pods: active pods its selector and namespaces match that it injected. They
+// are the cache's own, read only (the plan and the writes copy a pod before changing it): a reconcile
+// follows every pod event, and copying every selected pod each time is work for nothing.
 func (r *Reconciler) gather(ctx context.Context, set *kruiseappsv1alpha1.SidecarSet) ([]*corev1.Pod, error) {
 	sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
 	if err != nil {
 		return nil, reconcile.TerminalError(fmt.Errorf("spec.selector: %w", err))
 	}
-	opts := []client.ListOption{client.MatchingLabelsSelector{Selector: sel}}
+	opts := []client.ListOption{client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy}
 	if set.Spec.Namespace != "" {
 		opts = append(opts, client.InNamespace(set.Spec.Namespace))
 	}

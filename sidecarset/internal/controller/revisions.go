@@ -103,8 +103,8 @@ func liveRevisions(set *kruiseappsv1alpha1.SidecarSet, latest string, pods []*co
 		live.Insert(*rev.RevisionName)
 	}
 	for _, p := range pods {
-		if e, ok := inject.PodHashes(p, kruiseappsv1alpha1.SidecarSetHashAnnotation)[set.Name]; ok && e.ControllerRevision != "" {
-			live.Insert(e.ControllerRevision)
+		if r := inject.PodControllerRevision(p, set.Name); r != "" {
+			live.Insert(r)
 		}
 	}
 	return live

@@ -49,8 +49,9 @@ const (
 
 // Compute plans one reconcile of the SidecarSet.
 func Compute(in Input) Plan {
-	p := Plan{Counts: count(in)}
-	outdated, notUpgradable := outdatedPods(in)
+	f := factsOf(in)
+	p := Plan{Counts: count(in, f)}
+	outdated, notUpgradable := outdatedPods(in, f)
 	p.NotUpgradable = notUpgradable
 	p.Conditions = conditionWrites(in, notUpgradable, in.Now)
 	p.Reset = toReset(in)
@@ -60,27 +61,38 @@ func Compute(in Input) Plan {
 	if p.Blocked = blocked(in.Set); p.Blocked != "" {
 		return p
 	}
-	p.Update = pick(in, outdated)
+	p.Update = pick(in, f, outdated)
 	return p
 }
 
-func count(in Input) Counts {
+// podFacts are what the plan asks of a pod, read once per Compute: both come from JSON annotations, and
+// parsing them per question (and per comparison while sorting) was most of a reconcile's cost.
+type podFacts struct{ updated, ready bool }
+
+func factsOf(in Input) map[*corev1.Pod]podFacts {
+	out := make(map[*corev1.Pod]podFacts, len(in.Pods))
+	for _, pod := range in.Pods {
+		out[pod] = podFacts{updated: inject.IsUpdated(pod, in.Set), ready: ReadyAndConsistent(pod, in.Set)}
+	}
+	return out
+}
+
+func count(in Input, f map[*corev1.Pod]podFacts) Counts {
 	c := Counts{Matched: int32(len(in.Pods))}
 	for _, pod := range in.Pods {
-		updated, ready := inject.IsUpdated(pod, in.Set), ReadyAndConsistent(pod, in.Set)
-		c.Updated += b2i(updated)
-		c.Ready += b2i(ready)
-		c.UpdatedReady += b2i(updated && ready)
+		c.Updated += b2i(f[pod].updated)
+		c.Ready += b2i(f[pod].ready)
+		c.UpdatedReady += b2i(f[pod].updated && f[pod].ready)
 	}
 	return c
 }
 
 // outdatedPods are the pods not at the current hash that the update selector picks, split by whether only
 // images differ.
-func outdatedPods(in Input) (upgradable, notUpgradable []*corev1.Pod) {
+func outdatedPods(in Input, f map[*corev1.Pod]podFacts) (upgradable, notUpgradable []*corev1.Pod) {
 	sel := updateSelector(in.Set)
 	for _, pod := range in.Pods {
-		if inject.IsUpdated(pod, in.Set) || !sel.Matches(labels.Set(pod.Labels)) {
+		if f[pod].updated || !sel.Matches(labels.Set(pod.Labels)) {
 			continue
 		}
 		if inject.UpdatableInPlace(pod, in.Set) {
@@ -118,22 +130,22 @@ func blocked(set *kruiseappsv1alpha1.SidecarSet) string {
 // pick orders the outdated pods and takes as many as partition and maxUnavailable allow: partition pods
 // of all matched ones keep the old version, and at most maxUnavailable pods are updated but not yet
 // ready and consistent.
-func pick(in Input, outdated []*corev1.Pod) []*corev1.Pod {
+func pick(in Input, f map[*corev1.Pod]podFacts, outdated []*corev1.Pod) []*corev1.Pod {
 	total := len(in.Pods)
 	st := in.Set.Spec.UpdateStrategy
 	kept := scaled(st.Partition, total, true, 0)
 	updated, unavailable := 0, 0
 	for _, pod := range in.Pods {
-		if inject.IsUpdated(pod, in.Set) {
+		if f[pod].updated {
 			updated++
-			unavailable += int(b2i(!ReadyAndConsistent(pod, in.Set)))
+			unavailable += int(b2i(!f[pod].ready))
 		}
 	}
 	n := min(total-kept-updated, scaled(st.MaxUnavailable, total, false, 1)-unavailable, len(outdated))
 	if n <= 0 {
 		return nil
 	}
-	order(in.Set, outdated)
+	order(in.Set, f, outdated)
 	return outdated[:n]
 }
 
@@ -155,13 +167,12 @@ func scaled(v *intstrutil.IntOrString, total int, roundUp bool, def int) int {
 
 // order sorts pods the way upstream updates them: not ready first (updating them costs no availability),
 // then the priority strategy, spread by the scatter strategy.
-func order(set *kruiseappsv1alpha1.SidecarSet, pods []*corev1.Pod) {
+func order(set *kruiseappsv1alpha1.SidecarSet, f map[*corev1.Pod]podFacts, pods []*corev1.Pod) {
 	st := set.Spec.UpdateStrategy
 	updatesort.Stable(pods, updatesort.NewPriority(st.PriorityStrategy))
 	copy(pods, updatesort.Scatter(pods, st.ScatterStrategy))
 	updatesort.Stable(pods, func(a, b *corev1.Pod) int {
-		ra, rb := ReadyAndConsistent(a, set), ReadyAndConsistent(b, set)
-		return int(b2i(ra) - b2i(rb))
+		return int(b2i(f[a].ready) - b2i(f[b].ready))
 	})
 }
 
