@@ -21,7 +21,7 @@ var _ = Describe("The sidecar terminator on a real node", func() {
 
 		By("a Job whose sidecar does not ask to be stopped: its pod keeps running after the main container exited")
 		createSidecarJob(ctx, ns, "unmarked", false)
-		unmarked := waitJobPod(ctx, ns, "unmarked", func(p corev1.Pod) bool {
+		waitJobPod(ctx, ns, "unmarked", func(p corev1.Pod) bool {
 			return terminated(p, "main") != nil && running(p, "sidecar")
 		})
 
@@ -48,7 +48,7 @@ var _ = Describe("The sidecar terminator on a real node", func() {
 		Expect(crr.GetOwnerReferences()).To(ConsistOf(HaveField("UID", pod.UID)))
 
 		By("the unmarked Job, whose main container exited before, still running its sidecar")
-		unmarked = waitJobPod(ctx, ns, "unmarked", func(corev1.Pod) bool { return true })
+		unmarked := waitJobPod(ctx, ns, "unmarked", func(corev1.Pod) bool { return true })
 		Expect(running(unmarked, "sidecar")).To(BeTrue(), "no one stopped the unmarked sidecar")
 		job, err := kube.BatchV1().Jobs(ns).Get(ctx, "unmarked", metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
