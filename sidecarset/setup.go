@@ -16,6 +16,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/module"
 	sidecarsetadmission "github.com/flotilla-dev/flotilla/sidecarset/admission"
 	"github.com/flotilla-dev/flotilla/sidecarset/internal/controller"
+	"github.com/flotilla-dev/flotilla/sidecarset/internal/terminator"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -25,7 +26,8 @@ var Kinds = []schema.GroupVersionKind{kruiseappsv1alpha1.GroupVersion.WithKind("
 // Reconciles are the kinds the module runs controllers for.
 var Reconciles = []schema.GroupKind{{Group: kruiseappsv1alpha1.GroupVersion.Group, Kind: "SidecarSet"}}
 
-// SetupWithManager registers the SidecarSet controller, its admission webhooks and its pod mutation.
+// SetupWithManager registers the SidecarSet controller, its admission webhooks, its pod mutation and, behind
+// its gate, the sidecar terminator.
 // SidecarSets are cluster-scoped, so their ControllerRevisions live in the manager's namespace.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
 	if opts.PodMutations == nil {
@@ -34,6 +36,9 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 	if err := (&controller.Reconciler{Namespace: opts.Namespace}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the SidecarSet controller: %w", err)
 	}
+	if err := setupTerminator(mgr, opts.Features); err != nil {
+		return err
+	}
 	injector := &podInjector{reader: mgr.GetClient(), namespace: opts.Namespace, clock: clock.RealClock{}}
 	opts.PodMutations.Add(injector.mutate)
 	rules := sidecarsetadmission.Options{
@@ -41,4 +46,15 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 	}
 	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(),
 		WebhookOptions{ConfigurationNamespace: opts.ConfigNamespace(), Rules: rules})
+}
+
+// setupTerminator registers the sidecar terminator when its gate is on (off by default, as upstream).
+func setupTerminator(mgr manager.Manager, gates feature.Gates) error {
+	if !gates.Enabled(feature.SidecarTerminator) {
+		return nil
+	}
+	if err := (&terminator.Reconciler{}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the sidecar terminator: %w", err)
+	}
+	return nil
 }

@@ -42,6 +42,10 @@ const (
 	// PodIndexLabel labels an Advanced StatefulSet's pods with their ordinal, apps.kubernetes.io/pod-index
 	// (upstream's gate, on by default as upstream).
 	PodIndexLabel featuregate.Feature = "PodIndexLabel"
+	// SidecarTerminator stops the sidecars of a Job-like pod, those with env
+	// KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true, once its main containers finished (upstream's gate, off by
+	// default as upstream).
+	SidecarTerminator featuregate.Feature = "SidecarTerminator"
 )
 
 // Defaults are the manager's gates with their defaults, upstream's names and maturity.
@@ -57,6 +61,7 @@ var Defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	StatefulSetAutoResizePVCGate:              {Default: false, PreRelease: featuregate.Alpha},
 	SidecarSetPatchPodMetadataDefaultsAllowed: {Default: false, PreRelease: featuregate.Alpha},
 	PodIndexLabel:                             {Default: true, PreRelease: featuregate.Beta},
+	SidecarTerminator:                         {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a mutable gate set holding Defaults.

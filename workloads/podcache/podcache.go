@@ -3,6 +3,8 @@
 // counting ready pods of a batch, the native DaemonSet release replacing pods node by node); holding their
 // containers, volumes and container statuses cost most of an idle manager's memory. Pods the Kruise workload
 // modules manage, or a SidecarSet injected, keep everything: their controllers compare and update specs.
+// So do pods with a container that asks the sidecar terminator to stop it (a Job's, mostly): the terminator
+// reads their env and container statuses.
 // Every pod keeps what the EphemeralJob controller reads of any pod it selects: its containers' names (an
 // ephemeral container's must differ), and its ephemeral containers with their statuses (rare, and small).
 package podcache
@@ -52,7 +54,20 @@ func Slimmed(pod *corev1.Pod) bool {
 		return false
 	}
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && slimOwners[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
+	return err == nil && slimOwners[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}] && !hasTerminatedSidecar(pod)
+}
+
+// hasTerminatedSidecar tells whether a container of pod names the sidecar terminator in its env, whatever
+// the value: the terminator decides, from the whole pod.
+func hasTerminatedSidecar(pod *corev1.Pod) bool {
+	for i := range pod.Spec.Containers {
+		for _, e := range pod.Spec.Containers[i].Env {
+			if e.Name == kruiseappsv1alpha1.KruiseTerminateSidecarEnv || e.Name == kruiseappsv1alpha1.KruiseTerminateSidecarWithImageEnv {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // slim is pod with what the manager reads of a native workload's pod: metadata, node, readiness gates,

@@ -34,21 +34,29 @@ func TestSlimmed(t *testing.T) {
 	injected.Annotations = map[string]string{kruiseappsv1alpha1.SidecarSetHashAnnotation: "{}"}
 	orphan := ownedPod("apps/v1", "ReplicaSet", true)
 	orphan.OwnerReferences = nil
+	withEnv := func(name, value string) *corev1.Pod {
+		p := ownedPod("batch/v1", "Job", true)
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "proxy", Env: []corev1.EnvVar{{Name: "A", Value: "b"}, {Name: name, Value: value}}})
+		return p
+	}
 	for name, tc := range map[string]struct {
 		pod  *corev1.Pod
 		slim bool
 	}{
-		"ReplicaSet's":                {ownedPod("apps/v1", "ReplicaSet", true), true},
-		"StatefulSet's":               {ownedPod("apps/v1", "StatefulSet", true), true},
-		"DaemonSet's":                 {ownedPod("apps/v1", "DaemonSet", true), true},
-		"Job's":                       {ownedPod("batch/v1", "Job", true), true},
-		"CloneSet's":                  {ownedPod("apps.kruise.io/v1alpha1", "CloneSet", true), false},
-		"Advanced StatefulSet's":      {ownedPod("apps.kruise.io/v1beta1", "StatefulSet", true), false},
-		"Advanced DaemonSet's":        {ownedPod("apps.kruise.io/v1alpha1", "DaemonSet", true), false},
-		"owned but not controlled":    {ownedPod("apps/v1", "ReplicaSet", false), false},
-		"orphan (may be adopted)":     {orphan, false},
-		"injected by a SidecarSet":    {injected, false},
-		"malformed owner API version": {ownedPod("apps/v1/x", "ReplicaSet", true), false},
+		"ReplicaSet's":                      {ownedPod("apps/v1", "ReplicaSet", true), true},
+		"StatefulSet's":                     {ownedPod("apps/v1", "StatefulSet", true), true},
+		"DaemonSet's":                       {ownedPod("apps/v1", "DaemonSet", true), true},
+		"Job's":                             {ownedPod("batch/v1", "Job", true), true},
+		"CloneSet's":                        {ownedPod("apps.kruise.io/v1alpha1", "CloneSet", true), false},
+		"Advanced StatefulSet's":            {ownedPod("apps.kruise.io/v1beta1", "StatefulSet", true), false},
+		"Advanced DaemonSet's":              {ownedPod("apps.kruise.io/v1alpha1", "DaemonSet", true), false},
+		"owned but not controlled":          {ownedPod("apps/v1", "ReplicaSet", false), false},
+		"orphan (may be adopted)":           {orphan, false},
+		"injected by a SidecarSet":          {injected, false},
+		"malformed owner API version":       {ownedPod("apps/v1/x", "ReplicaSet", true), false},
+		"Job's with a sidecar to terminate": {withEnv(kruiseappsv1alpha1.KruiseTerminateSidecarEnv, "true"), false},
+		"Job's with an image-swap sidecar":  {withEnv(kruiseappsv1alpha1.KruiseTerminateSidecarWithImageEnv, "x:1"), false},
+		"Job's with other env":              {withEnv("KRUISE_OTHER", "true"), true},
 	} {
 		if got := Slimmed(tc.pod); got != tc.slim {
 			t.Errorf("%s: Slimmed = %v, want %v", name, got, tc.slim)

@@ -84,7 +84,7 @@ vbroadcastjob.kb.io: broadcastjob
 
 {{/* Feature gates of the manager (rollout/feature). */}}
 {{- define "flotilla.knownFeatureGates" -}}
-{{- list "AdvancedDeployment" "AppendPodSelector" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
+{{- list "AdvancedDeployment" "AppendPodSelector" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
 {{- end -}}
 
 {{/* --feature-gates value: Name=bool pairs sorted by name. */}}
