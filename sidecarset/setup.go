@@ -16,6 +16,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/module"
 	sidecarsetadmission "github.com/flotilla-dev/flotilla/sidecarset/admission"
 	"github.com/flotilla-dev/flotilla/sidecarset/internal/controller"
+	"github.com/flotilla-dev/flotilla/sidecarset/internal/podwebhook"
 	"github.com/flotilla-dev/flotilla/sidecarset/internal/terminator"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
@@ -26,8 +27,8 @@ var Kinds = []schema.GroupVersionKind{kruiseappsv1alpha1.GroupVersion.WithKind("
 // Reconciles are the kinds the module runs controllers for.
 var Reconciles = []schema.GroupKind{{Group: kruiseappsv1alpha1.GroupVersion.Group, Kind: "SidecarSet"}}
 
-// SetupWithManager registers the SidecarSet controller, its admission webhooks, its pod mutation and, behind
-// its gate, the sidecar terminator.
+// SetupWithManager registers the SidecarSet controller, its admission webhooks, its pod mutation, the switch
+// that calls its pod webhook only while SidecarSets exist and, behind its gate, the sidecar terminator.
 // SidecarSets are cluster-scoped, so their ControllerRevisions live in the manager's namespace.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
 	if opts.PodMutations == nil {
@@ -38,6 +39,11 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 	}
 	if err := setupTerminator(mgr, opts.Features); err != nil {
 		return err
+	}
+	if opts.MutatingWebhookConfiguration != "" {
+		if err := (&podwebhook.Reconciler{Configuration: opts.MutatingWebhookConfiguration}).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the pod webhook switch: %w", err)
+		}
 	}
 	injector := &podInjector{reader: mgr.GetClient(), namespace: opts.Namespace, clock: clock.RealClock{}}
 	opts.PodMutations.Add(injector.mutate)

@@ -20,6 +20,7 @@ import (
 
 	sidecarsetadmission "github.com/flotilla-dev/flotilla/sidecarset/admission"
 	"github.com/flotilla-dev/flotilla/sidecarset/inject"
+	"github.com/flotilla-dev/flotilla/sidecarset/internal/podwebhook"
 	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -208,8 +209,11 @@ func TestPodWebhookConfiguration(t *testing.T) {
 		byName[w.Name] = w
 	}
 	pod, sidecars := byName["mpod.kb.io"], byName["msidecarset-pod.kb.io"]
-	if len(pod.MatchConditions) != 1 || len(sidecars.MatchConditions) != 1 {
-		t.Fatalf("match conditions %v and %v, want one each", pod.MatchConditions, sidecars.MatchConditions)
+	if len(pod.MatchConditions) != 1 || len(sidecars.MatchConditions) != 2 {
+		t.Fatalf("match conditions %v and %v, want one, and two", pod.MatchConditions, sidecars.MatchConditions)
+	}
+	if c := sidecars.MatchConditions[1]; c.Name != podwebhook.ConditionName || c.Expression != "false" {
+		t.Errorf("condition %+v, want %s false until the manager sees a SidecarSet", c, podwebhook.ConditionName)
 	}
 	squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
 	if got, want := squash(sidecars.MatchConditions[0].Expression), "!("+squash(pod.MatchConditions[0].Expression)+")"; got != want {

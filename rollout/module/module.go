@@ -27,6 +27,9 @@ type Options struct {
 	// PodMutations collects what modules change in pods at creation; the manager serves the chain on the
 	// pod webhook once every module has added to it.
 	PodMutations *webhooks.PodChain
+	// MutatingWebhookConfiguration names the manager's mutating webhook configuration, whose webhooks a
+	// module may narrow at run time.
+	MutatingWebhookConfiguration string
 	// Namespace is the namespace the manager runs in.
 	Namespace string
 	// FilterWorkloadType and PartitionPercentLimit are upstream's --filter-workload-type and

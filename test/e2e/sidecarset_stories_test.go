@@ -25,13 +25,31 @@ var sidecarSets = kruiseappsv1alpha1.GroupVersion.WithResource("sidecarsets")
 const sidecarSetStoryTimeout = time.Minute
 
 // applySeedSidecarSet applies a seed SidecarSet restricted to ns (its spec.namespace), so that the app=nginx
-// pods of other stories are never its business; the story's cleanup deletes it.
+// pods of other stories are never its business; the story's cleanup deletes it. It returns once the
+// manager calls the pod webhook (which it does only while SidecarSets exist).
 func applySeedSidecarSet(ctx context.Context, file, ns string) {
 	GinkgoHelper()
 	obj := seedObject(file)
 	Expect(unstructured.SetNestedField(obj.Object, ns, "spec", "namespace")).To(Succeed())
 	_, err := applyAndCleanUp(ctx, obj)
 	Expect(err).NotTo(HaveOccurred(), "applying %s", file)
+	Eventually(sidecarSetPodWebhookOn).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(BeTrue())
+}
+
+// sidecarSetPodWebhookOn tells whether msidecarset-pod.kb.io's sidecarsets-exist condition is true.
+func sidecarSetPodWebhookOn(ctx context.Context) (bool, error) {
+	cfg, err := kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "flotilla-mutating-webhook-configuration", metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	for _, w := range cfg.Webhooks {
+		for _, c := range w.MatchConditions {
+			if w.Name == "msidecarset-pod.kb.io" && c.Name == "sidecarsets-exist" {
+				return c.Expression == "true", nil
+			}
+		}
+	}
+	return false, nil
 }
 
 func readSidecarSet(ctx context.Context, name string) (*kruiseappsv1alpha1.SidecarSet, error) {
@@ -195,6 +213,30 @@ var _ = Describe("SidecarSet stories", Serial, func() {
 		}).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(Equal([]string{
 			"openkruise/hotupgrade-sample:empty", "openkruise/hotupgrade-sample:sidecarv2", `{"sidecar":"sidecar-2"}`}))
 		Expect(gaps()).To(BeZero(), "samples in which no sidecar container ran a real image")
+	})
+
+	It("calls the pod webhook for pods no apps.kruise.io workload controls only while SidecarSets exist", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "scs-switch-")
+		Eventually(sidecarSetPodWebhookOn).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(BeFalse())
+		before := podWebhookCalls(ctx)
+		createNginxPod(ctx, ns, "before", nil)
+		Expect(podWebhookCalls(ctx)).To(Equal(before), "called without any SidecarSet")
+
+		obj := seedObject("029-sidecarset-scs.yaml")
+		Expect(unstructured.SetNestedField(obj.Object, ns, "spec", "namespace")).To(Succeed())
+		t, err := targetFor(obj)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = apply(ctx, t, obj)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(sidecarSetPodWebhookOn).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(BeTrue())
+		createNginxPod(ctx, ns, "during", nil)
+		Expect(podWebhookCalls(ctx)).To(Equal(before + 1))
+		pod, err := kube.CoreV1().Pods(ns).Get(ctx, "during", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(containerNames(pod.Spec.Containers)).To(Equal([]string{"scs", "nginx"}))
+
+		deleteAndWait(ctx, t, obj.GetName())
+		Eventually(sidecarSetPodWebhookOn).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(BeFalse())
 	})
 
 	It("refuses a pod whose container clashes with a sidecar, naming it", func(ctx SpecContext) {

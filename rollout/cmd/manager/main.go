@@ -183,6 +183,9 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts options) error {
 	return mgr.AddReadyzCheck("webhook-certs", certs.Checker)
 }
 
+// mutatingWebhookConfiguration is the chart's mutating webhook configuration.
+const mutatingWebhookConfiguration = "flotilla-mutating-webhook-configuration"
+
 // webhookOptions names Flotilla's webhook objects; the certificate manager keeps them pointed at this process.
 func webhookOptions(opts options, run []module.Module) webhooks.Options {
 	return webhooks.Options{
@@ -191,7 +194,7 @@ func webhookOptions(opts options, run []module.Module) webhooks.Options {
 		ServiceName:                        opts.webhookServiceName,
 		Host:                               opts.webhookHost,
 		RenewBefore:                        opts.webhookCertRenew,
-		MutatingWebhookConfigurationName:   "flotilla-mutating-webhook-configuration",
+		MutatingWebhookConfigurationName:   mutatingWebhookConfiguration,
 		ValidatingWebhookConfigurationName: "flotilla-validating-webhook-configuration",
 		ConversionCRDs:                     conversionCRDs(run),
 	}
@@ -239,7 +242,8 @@ func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversio
 		log.Info("Skipping module", "module", s.Name, "reason", s.Reason)
 	}
 	mopts := module.Options{Features: feature.Resolve(opts.featureGates), Conversions: conversions, PodMutations: pods,
-		Namespace: opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace(),
+		MutatingWebhookConfiguration: mutatingWebhookConfiguration,
+		Namespace:                    opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace(),
 		FilterWorkloadType: opts.filterWorkloadType, PartitionPercentLimit: opts.partitionLimit}
 	for _, m := range run {
 		if err := m.Setup(ctx, mgr, mopts); err != nil {
