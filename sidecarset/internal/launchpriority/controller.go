@@ -6,6 +6,7 @@ package launchpriority
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -28,7 +29,7 @@ import (
 const ControllerName = "container-launch-priority-controller"
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // raceRetry is how soon a reconcile that lost a race for the barrier looks again.
@@ -83,7 +84,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	barrier, err := r.barrier(ctx, pod)
 	if err != nil {
-		return ctrl.Result{}, err
+		return retryOnRace(err)
 	}
 	step := launchpriority.Next(pod, barrier.Data)
 	if step.Open != nil {
@@ -105,12 +106,40 @@ func (r *Reconciler) barrier(ctx context.Context, pod *corev1.Pod) (*corev1.Conf
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: launchpriority.BarrierName(pod.Name),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}}}}, nil
 	}
+	if err == nil && !ownedBy(cm, pod) {
+		return nil, r.dropStale(ctx, cm)
+	}
 	return cm, err
 }
 
-// retryOnRace requeues a reconcile that lost a race for the barrier (another worker or manager wrote it).
+// ownedBy tells whether the barrier belongs to this pod, not to an earlier pod of the same name.
+func ownedBy(cm *corev1.ConfigMap, pod *corev1.Pod) bool {
+	for _, ref := range cm.OwnerReferences {
+		if ref.UID == pod.UID {
+			return true
+		}
+	}
+	return false
+}
+
+// errStale stands for a barrier of an earlier pod of the same name (a StatefulSet's pod recreated before
+// the garbage collector removed it): its keys would release the new pod's containers at once, and its
+// deletion later would hold them forever.
+var errStale = errors.New("the barrier belongs to an earlier pod of the same name")
+
+// dropStale deletes the barrier of an earlier pod, so the next reconcile creates the pod's own.
+func (r *Reconciler) dropStale(ctx context.Context, cm *corev1.ConfigMap) error {
+	err := r.Client.Delete(ctx, cm, client.Preconditions{UID: &cm.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return err
+	}
+	return errStale
+}
+
+// retryOnRace requeues a reconcile that lost a race for the barrier (another worker or manager wrote it, or
+// a stale one was just deleted).
 func retryOnRace(err error) (ctrl.Result, error) {
-	if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
+	if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) || errors.Is(err, errStale) {
 		return ctrl.Result{RequeueAfter: raceRetry}, nil
 	}
 	return ctrl.Result{}, err

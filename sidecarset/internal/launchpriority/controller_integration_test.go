@@ -155,3 +155,26 @@ func TestDeletedBarrierIsRecreated(t *testing.T) {
 	waitBarrier(t, c, pod, "p_-1")
 	waitCompleted(t, c, pod)
 }
+
+func TestBarrierOfAnEarlierPodIsReplaced(t *testing.T) {
+	c, ns := start(t)
+	create(t, c, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: launchpriority.BarrierName("web-4"),
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "web-4", UID: "0b0e5c1e-5d7a-4c2f-9a43-7f4a52c1d001"}}},
+		Data: map[string]string{"p_0": "true", "p_-1": "true"},
+	})
+	ordered := map[string]string{kruiseappspub.ContainerLaunchPriorityKey: kruiseappspub.ContainerLaunchOrdered}
+	pod := newPod(t, c, ns, "web-4", ordered, app("a"), app("b"))
+	eventually(t, "the pod's own barrier", func(ctx context.Context) (bool, error) {
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: launchpriority.BarrierName(pod.Name)}, cm); err != nil {
+			return false, err
+		}
+		owned := len(cm.OwnerReferences) == 1 && cm.OwnerReferences[0].UID == pod.UID
+		return owned && slices.Equal(slices.Sorted(maps.Keys(cm.Data)), []string{"p_0"}),
+			fmt.Errorf("owners %+v keys %v", cm.OwnerReferences, cm.Data)
+	})
+	if completed(t, c, pod) {
+		t.Error("the launch completed on the earlier pod's keys")
+	}
+}
