@@ -16,6 +16,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/module"
 	sidecarsetadmission "github.com/flotilla-dev/flotilla/sidecarset/admission"
 	"github.com/flotilla-dev/flotilla/sidecarset/internal/controller"
+	"github.com/flotilla-dev/flotilla/sidecarset/internal/launchpriority"
 	"github.com/flotilla-dev/flotilla/sidecarset/internal/podwebhook"
 	"github.com/flotilla-dev/flotilla/sidecarset/internal/terminator"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -27,8 +28,9 @@ var Kinds = []schema.GroupVersionKind{kruiseappsv1alpha1.GroupVersion.WithKind("
 // Reconciles are the kinds the module runs controllers for.
 var Reconciles = []schema.GroupKind{{Group: kruiseappsv1alpha1.GroupVersion.Group, Kind: "SidecarSet"}}
 
-// SetupWithManager registers the SidecarSet controller, its admission webhooks, its pod mutation, the switch
-// that calls its pod webhook only while SidecarSets exist and, behind its gate, the sidecar terminator.
+// SetupWithManager registers the SidecarSet controller, its admission webhooks, its pod mutations (sidecar
+// injection, then container launch priority), the container launch priority controller, the switch that
+// calls its pod webhook only while SidecarSets exist and, behind its gate, the sidecar terminator.
 // SidecarSets are cluster-scoped, so their ControllerRevisions live in the manager's namespace.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
 	if opts.PodMutations == nil {
@@ -47,6 +49,11 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 	}
 	injector := &podInjector{reader: mgr.GetClient(), namespace: opts.Namespace, clock: clock.RealClock{}}
 	opts.PodMutations.Add(injector.mutate)
+	// Launch priority runs after injection: injected sidecars take their place in the order.
+	opts.PodMutations.Add(assignLaunchPriority)
+	if err := (&launchpriority.Reconciler{}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the container launch priority controller: %w", err)
+	}
 	rules := sidecarsetadmission.Options{
 		PatchPodMetadataDefaultsAllowed: opts.Features.Enabled(feature.SidecarSetPatchPodMetadataDefaultsAllowed),
 	}

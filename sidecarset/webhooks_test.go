@@ -212,8 +212,8 @@ func TestPodWebhookConfiguration(t *testing.T) {
 	if len(pod.MatchConditions) != 1 || len(sidecars.MatchConditions) != 2 {
 		t.Fatalf("match conditions %v and %v, want one, and two", pod.MatchConditions, sidecars.MatchConditions)
 	}
-	if c := sidecars.MatchConditions[1]; c.Name != podwebhook.ConditionName || c.Expression != "false" {
-		t.Errorf("condition %+v, want %s false until the manager sees a SidecarSet", c, podwebhook.ConditionName)
+	if c := sidecars.MatchConditions[1]; c.Name != podwebhook.ConditionName || c.Expression != podwebhook.LaunchPriorityOnly {
+		t.Errorf("condition %+v, want %s with launch priority only until the manager sees a SidecarSet", c, podwebhook.ConditionName)
 	}
 	squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
 	if got, want := squash(sidecars.MatchConditions[0].Expression), "!("+squash(pod.MatchConditions[0].Expression)+")"; got != want {

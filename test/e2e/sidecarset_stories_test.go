@@ -36,7 +36,8 @@ func applySeedSidecarSet(ctx context.Context, file, ns string) {
 	Eventually(sidecarSetPodWebhookOn).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(BeTrue())
 }
 
-// sidecarSetPodWebhookOn tells whether msidecarset-pod.kb.io's sidecarsets-exist condition is true.
+// sidecarSetPodWebhookOn tells whether msidecarset-pod.kb.io's sidecarsets-or-launch-priority condition is
+// true (and not just for pods that ask for launch priority).
 func sidecarSetPodWebhookOn(ctx context.Context) (bool, error) {
 	cfg, err := kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "flotilla-mutating-webhook-configuration", metav1.GetOptions{})
 	if err != nil {
@@ -44,7 +45,7 @@ func sidecarSetPodWebhookOn(ctx context.Context) (bool, error) {
 	}
 	for _, w := range cfg.Webhooks {
 		for _, c := range w.MatchConditions {
-			if w.Name == "msidecarset-pod.kb.io" && c.Name == "sidecarsets-exist" {
+			if w.Name == "msidecarset-pod.kb.io" && c.Name == "sidecarsets-or-launch-priority" {
 				return c.Expression == "true", nil
 			}
 		}

@@ -7,6 +7,8 @@
 // reads their env and container statuses.
 // Every pod keeps what the EphemeralJob controller reads of any pod it selects: its containers' names (an
 // ephemeral container's must differ), and its ephemeral containers with their statuses (rare, and small).
+// A pod whose containers wait on a launch barrier keeps everything until its launch completes: the container
+// launch priority controller reads the containers' barrier env and ready statuses.
 package podcache
 
 import (
@@ -15,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -49,6 +52,9 @@ func Slimmed(pod *corev1.Pod) bool {
 	if _, injected := pod.Annotations[kruiseappsv1alpha1.SidecarSetHashAnnotation]; injected {
 		return false
 	}
+	if launching(pod) {
+		return false
+	}
 	ref := metav1.GetControllerOfNoCopy(pod)
 	if ref == nil {
 		return false
@@ -63,6 +69,22 @@ func hasTerminatedSidecar(pod *corev1.Pod) bool {
 	for i := range pod.Spec.Containers {
 		for _, e := range pod.Spec.Containers[i].Env {
 			if e.Name == kruiseappsv1alpha1.KruiseTerminateSidecarEnv || e.Name == kruiseappsv1alpha1.KruiseTerminateSidecarWithImageEnv {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// launching tells whether a container of pod waits on a launch barrier that is not completed: once the
+// container launch priority controller marks the pod completed, it is slimmed like its siblings.
+func launching(pod *corev1.Pod) bool {
+	if pod.Annotations[kruiseappspub.ContainerLaunchPriorityCompletedKey] == "true" {
+		return false
+	}
+	for i := range pod.Spec.Containers {
+		for _, e := range pod.Spec.Containers[i].Env {
+			if e.Name == kruiseappspub.ContainerLaunchBarrierEnvName {
 				return true
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -32,6 +33,12 @@ func ownedPod(apiVersion, kind string, controller bool) *corev1.Pod {
 func TestSlimmed(t *testing.T) {
 	injected := ownedPod("apps/v1", "ReplicaSet", true)
 	injected.Annotations = map[string]string{kruiseappsv1alpha1.SidecarSetHashAnnotation: "{}"}
+	barrier := corev1.EnvVar{Name: kruiseappspub.ContainerLaunchBarrierEnvName, ValueFrom: &corev1.EnvVarSource{
+		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "p-barrier"}, Key: "p_0"}}}
+	launching := ownedPod("apps/v1", "ReplicaSet", true)
+	launching.Spec.Containers[0].Env = []corev1.EnvVar{barrier}
+	launched := launching.DeepCopy()
+	launched.Annotations = map[string]string{kruiseappspub.ContainerLaunchPriorityCompletedKey: "true"}
 	orphan := ownedPod("apps/v1", "ReplicaSet", true)
 	orphan.OwnerReferences = nil
 	withEnv := func(name, value string) *corev1.Pod {
@@ -53,6 +60,8 @@ func TestSlimmed(t *testing.T) {
 		"owned but not controlled":          {ownedPod("apps/v1", "ReplicaSet", false), false},
 		"orphan (may be adopted)":           {orphan, false},
 		"injected by a SidecarSet":          {injected, false},
+		"launching behind a barrier":        {launching, false},
+		"launch completed":                  {launched, true},
 		"malformed owner API version":       {ownedPod("apps/v1/x", "ReplicaSet", true), false},
 		"Job's with a sidecar to terminate": {withEnv(kruiseappsv1alpha1.KruiseTerminateSidecarEnv, "true"), false},
 		"Job's with an image-swap sidecar":  {withEnv(kruiseappsv1alpha1.KruiseTerminateSidecarWithImageEnv, "x:1"), false},

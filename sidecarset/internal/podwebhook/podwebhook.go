@@ -1,8 +1,8 @@
-// Package podwebhook keeps the sidecarset module's pod webhook (msidecarset-pod.kb.io) switched off while no
+// Package podwebhook keeps the sidecarset module's pod webhook (msidecarset-pod.kb.io) narrow while no
 // SidecarSet exists: that webhook is called for every new pod mpod.kb.io leaves, which costs a round trip to
-// the manager per pod and is worth it only when some SidecarSet may inject. Its matchCondition
-// "sidecarsets-exist" holds the literal true or false, which this controller keeps in step with the
-// SidecarSets in the cache.
+// the manager per pod and is worth it only when some SidecarSet may inject, or when the pod asks for
+// container launch priority. Its matchCondition "sidecarsets-or-launch-priority" holds true while the cache
+// holds a SidecarSet, and otherwise launchPriorityOnly.
 package podwebhook
 
 import (
@@ -27,8 +27,14 @@ import (
 // The webhook and condition the controller keeps.
 const (
 	WebhookName   = "msidecarset-pod.kb.io"
-	ConditionName = "sidecarsets-exist"
+	ConditionName = "sidecarsets-or-launch-priority"
 )
+
+// LaunchPriorityOnly is the condition's expression while no SidecarSet exists: pods that ask for container
+// launch priority, by the annotation or a container's KRUISE_CONTAINER_PRIORITY.
+const LaunchPriorityOnly = "(has(object.metadata.annotations) && " +
+	"'apps.kruise.io/container-launch-priority' in object.metadata.annotations) || " +
+	"object.spec.containers.exists(c, has(c.env) && c.env.exists(e, e.name == 'KRUISE_CONTAINER_PRIORITY'))"
 
 // ControllerName names the controller and its logs.
 const ControllerName = "sidecarset-pod-webhook"
@@ -71,13 +77,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// Reconcile sets the condition to whether any SidecarSet exists.
+// Reconcile sets the condition to true while a SidecarSet exists, else to LaunchPriorityOnly.
 func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
 	list := &kruiseappsv1alpha1.SidecarSetList{}
 	if err := r.Client.List(ctx, list, client.Limit(1)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing SidecarSets: %w", err)
 	}
-	want := fmt.Sprint(len(list.Items) > 0)
+	want := LaunchPriorityOnly
+	if len(list.Items) > 0 {
+		want = "true"
+	}
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := r.Reader.Get(ctx, client.ObjectKey{Name: r.Configuration}, cfg); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -89,7 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	if err := r.Client.Patch(ctx, cfg, client.RawPatch(types.JSONPatchType, patch)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("setting %s of %s to %s: %w", ConditionName, WebhookName, want, err)
 	}
-	ctrl.LoggerFrom(ctx).Info("Switched the SidecarSet pod webhook", "sidecarSetsExist", want)
+	ctrl.LoggerFrom(ctx).Info("Switched the SidecarSet pod webhook", "sidecarSetsExist", want == "true")
 	return ctrl.Result{RequeueAfter: resync}, nil
 }
 
