@@ -245,3 +245,13 @@ func describePods(ctx context.Context, ns string) string {
 }
 
 func describeFlotillaPods(ctx context.Context) string { return describePods(ctx, flotillaNamespace) }
+
+// containerStatus is the status of the pod's container name, nil when the kubelet reports none.
+func containerStatus(p corev1.Pod, name string) *corev1.ContainerStatus {
+	for i := range p.Status.ContainerStatuses {
+		if p.Status.ContainerStatuses[i].Name == name {
+			return &p.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}

@@ -94,15 +94,6 @@ func orderedPod() *corev1.Pod {
 	return pod
 }
 
-func containerStatus(p corev1.Pod, name string) *corev1.ContainerStatus {
-	for i := range p.Status.ContainerStatuses {
-		if p.Status.ContainerStatuses[i].Name == name {
-			return &p.Status.ContainerStatuses[i]
-		}
-	}
-	return nil
-}
-
 // launchWatch follows the pods of a namespace and notes every status in which a container of launchOrder
 // runs while the one before it was never seen ready.
 type launchWatch struct {

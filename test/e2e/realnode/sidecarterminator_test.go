@@ -97,15 +97,6 @@ func waitJobPod(ctx context.Context, ns, job string, cond func(corev1.Pod) bool)
 	return pod
 }
 
-func containerStatus(p corev1.Pod, name string) *corev1.ContainerStatus {
-	for i := range p.Status.ContainerStatuses {
-		if p.Status.ContainerStatuses[i].Name == name {
-			return &p.Status.ContainerStatuses[i]
-		}
-	}
-	return nil
-}
-
 func terminated(p corev1.Pod, name string) *corev1.ContainerStateTerminated {
 	if s := containerStatus(p, name); s != nil {
 		return s.State.Terminated
