@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/flotilla-dev/flotilla/test/e2e/framework"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -36,21 +37,9 @@ func applySeedSidecarSet(ctx context.Context, file, ns string) {
 	Eventually(sidecarSetPodWebhookOn).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(BeTrue())
 }
 
-// sidecarSetPodWebhookOn tells whether msidecarset-pod.kb.io's sidecarsets-or-launch-priority condition is
-// true (and not just for pods that ask for launch priority).
+// sidecarSetPodWebhookOn tells whether the manager calls the pod webhook for every pod.
 func sidecarSetPodWebhookOn(ctx context.Context) (bool, error) {
-	cfg, err := kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "flotilla-mutating-webhook-configuration", metav1.GetOptions{})
-	if err != nil {
-		return false, err
-	}
-	for _, w := range cfg.Webhooks {
-		for _, c := range w.MatchConditions {
-			if w.Name == "msidecarset-pod.kb.io" && c.Name == "sidecarsets-or-launch-priority" {
-				return c.Expression == "true", nil
-			}
-		}
-	}
-	return false, nil
+	return framework.SidecarSetPodWebhookOn(ctx, kube)
 }
 
 func readSidecarSet(ctx context.Context, name string) (*kruiseappsv1alpha1.SidecarSet, error) {
@@ -158,25 +147,67 @@ var _ = Describe("SidecarSet stories", Serial, func() {
 		Expect(appRestarts).To(BeZero())
 	})
 
-	It("updates only the canary pod a selector picks", func(ctx SpecContext) {
+	It("updates only the canary pods a selector picks: 2 of 4", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "scs-canary-")
 		applySeedSidecarSet(ctx, "029-sidecarset-scs.yaml", ns)
 		createNginxPod(ctx, ns, "nginx", map[string]string{"canary.release": "true"})
 		_, err := kube.AppsV1().Deployments(ns).Create(ctx, nginxDeployment(ns), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		waitSidecarSetStatus(ctx, 4, 4, 4)
-
-		applySeedSidecarSet(ctx, "032-sidecarset-scs.yaml", ns)
-		Eventually(func() string { image, _ := nginxContainer(ctx, ns, "scs"); return image }).WithContext(ctx).
-			WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(Equal("busybox:1.28.3"))
-		waitSidecarSetStatus(ctx, 4, 1, 4)
+		By("labelling one of the Deployment's pods a canary too, as the seed labels its pod")
 		pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=nginx"})
 		Expect(err).NotTo(HaveOccurred())
+		canaries := map[string]bool{"nginx": true}
 		for _, p := range pods.Items {
-			if p.Name != "nginx" {
-				Expect(p.Spec.Containers[0].Image).To(Equal("busybox:1.35.0"), "pod %s is not the canary", p.Name)
+			if p.Name != "nginx" && len(canaries) < 2 {
+				_, err := kube.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType,
+					[]byte(`{"metadata":{"labels":{"canary.release":"true"}}}`), metav1.PatchOptions{})
+				Expect(err).NotTo(HaveOccurred())
+				canaries[p.Name] = true
 			}
 		}
+
+		applySeedSidecarSet(ctx, "032-sidecarset-scs.yaml", ns)
+		waitSidecarSetStatus(ctx, 4, 2, 4)
+		pods, err = kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=nginx"})
+		Expect(err).NotTo(HaveOccurred())
+		for _, p := range pods.Items {
+			want := "busybox:1.35.0"
+			if canaries[p.Name] {
+				want = "busybox:1.28.3"
+			}
+			Expect(p.Spec.Containers[0].Image).To(Equal(want), "pod %s (canary %v)", p.Name, canaries[p.Name])
+		}
+	})
+
+	It("shares the app's env and volumes with the seed's sidecar", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "scs-share-")
+		obj := seedObject("030-sidecarset-scs.yaml")
+		Expect(unstructured.SetNestedField(obj.Object, ns, "spec", "namespace")).To(Succeed())
+		containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "containers")
+		containers[0].(map[string]any)["shareVolumePolicy"] = map[string]any{"type": "enabled"}
+		Expect(unstructured.SetNestedSlice(obj.Object, containers, "spec", "containers")).To(Succeed())
+		_, err := applyAndCleanUp(ctx, obj)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(sidecarSetPodWebhookOn).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(BeTrue())
+
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "main", Namespace: ns, Labels: map[string]string{"app": "nginx"}},
+			Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0),
+				Containers: []corev1.Container{{Name: "main", Image: "nginx:latest",
+					Env:          []corev1.EnvVar{{Name: "PROXY_IP", Value: "10.0.0.7"}, {Name: "OTHER", Value: "x"}},
+					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}},
+		}
+		got, err := kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(containerNames(got.Spec.Containers)).To(Equal([]string{"scs", "main"}))
+		sidecar := got.Spec.Containers[0]
+		Expect(sidecar.Env).To(ContainElement(corev1.EnvVar{Name: "PROXY_IP", Value: "10.0.0.7"}), "transferEnv")
+		Expect(sidecar.Env).NotTo(ContainElement(HaveField("Name", "OTHER")), "only the named env is transferred")
+		Expect(sidecar.VolumeMounts).To(ContainElements(HaveField("MountPath", "/var/log"), HaveField("MountPath", "/data")),
+			"its own mount and the app's, shared")
+		Expect(got.Spec.Volumes).To(ContainElements(HaveField("Name", "log"), HaveField("Name", "data")))
 	})
 
 	It("injects a hot-upgrade sidecar as a working and an empty container and upgrades it without a gap", func(ctx SpecContext) {

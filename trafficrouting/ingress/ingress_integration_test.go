@@ -20,7 +20,6 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/test/cluster"
-	"github.com/flotilla-dev/flotilla/test/managertest"
 	"github.com/flotilla-dev/flotilla/trafficrouting"
 	"github.com/flotilla-dev/flotilla/trafficrouting/ingress"
 	"github.com/flotilla-dev/flotilla/trafficrouting/luavm"
@@ -47,9 +46,12 @@ func newClient(t *testing.T) client.Client {
 	return c
 }
 
+// create creates obj; one that exists already (a namespace the tests share) is fine.
 func create(t *testing.T, c client.Client, obj client.Object) {
 	t.Helper()
-	managertest.Create(t, c, obj)
+	if err := c.Create(t.Context(), obj); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }
 
 // fixture is a namespace with the stable Service and an Ingress with two hosts: one path served by the

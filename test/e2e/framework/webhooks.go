@@ -117,3 +117,22 @@ func replace(_ context.Context, name string, del, create func() error) error {
 }
 
 func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
+
+// SidecarSetPodWebhookOn tells whether the manager has switched msidecarset-pod.kb.io on for every pod (its
+// sidecarsets-or-launch-priority condition true), which it does once it has seen a SidecarSet: a pod created
+// before that is not injected.
+func SidecarSetPodWebhookOn(ctx context.Context, cs kubernetes.Interface) (bool, error) {
+	cfg, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "flotilla-mutating-webhook-configuration",
+		metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	for _, w := range cfg.Webhooks {
+		for _, c := range w.MatchConditions {
+			if w.Name == "msidecarset-pod.kb.io" && c.Name == "sidecarsets-or-launch-priority" {
+				return c.Expression == "true", nil
+			}
+		}
+	}
+	return false, nil
+}

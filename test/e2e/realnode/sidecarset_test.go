@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/test/e2e/framework"
 	"github.com/flotilla-dev/flotilla/test/images"
 )
 
@@ -123,6 +124,8 @@ func createHotSidecarSet(ctx context.Context, ns string) {
 	_, err := dyn.Resource(sidecarSets).Create(ctx, obj, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func(ctx SpecContext) { _ = dyn.Resource(sidecarSets).Delete(ctx, ns, metav1.DeleteOptions{}) })
+	Eventually(func() (bool, error) { return framework.SidecarSetPodWebhookOn(ctx, kube) }).WithContext(ctx).
+		WithTimeout(storyTimeout).WithPolling(poll).Should(BeTrue(), "the manager switches the pod webhook on")
 }
 
 // createHotPod creates the app pod on the real node; the SidecarSet injects sidecar-1 and sidecar-2.
