@@ -27,10 +27,16 @@ var _ = Describe("CloneSet in-place updates on a real node", func() {
 		waitVersions(ctx, ns, map[string]int{"v2": 2})
 		expectUpdatedInPlace(before, appPods(ctx, ns))
 		for _, p := range before {
+			// The pods run v2 before the controller turns the condition back True: wait for that last change.
+			Eventually(func() corev1.ConditionStatus {
+				h := ready.history(p.Name)
+				if len(h) == 0 {
+					return ""
+				}
+				return h[len(h)-1]
+			}).WithContext(ctx).WithTimeout(storyTimeout).WithPolling(poll).Should(Equal(corev1.ConditionTrue))
 			Expect(ready.history(p.Name)).To(ContainElements(corev1.ConditionFalse, corev1.ConditionTrue),
 				"%s went through InPlaceUpdateReady False, then True", p.Name)
-			h := ready.history(p.Name)
-			Expect(h[len(h)-1]).To(Equal(corev1.ConditionTrue))
 		}
 	})
 
