@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +14,7 @@ import (
 	"github.com/flotilla-dev/flotilla/sidecarset/internal/plan"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/parallel"
+	"github.com/flotilla-dev/flotilla/workloads/podcondition"
 	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 	"github.com/flotilla-dev/flotilla/workloads/statuspatch"
 )
@@ -49,8 +49,8 @@ func (r *Reconciler) changePods(ctx context.Context, set *kruiseappsv1alpha1.Sid
 			return err
 		}
 		err = r.Client.Patch(ctx, changed, client.StrategicMergeFrom(pod, client.MergeFromWithOptimisticLock{}))
-		podMetrics.Count(podmetrics.UpdateInPlace, ignoreGone(err))
-		if err = ignoreGone(err); err != nil {
+		podMetrics.Count(podmetrics.UpdateInPlace, client.IgnoreNotFound(err))
+		if err = client.IgnoreNotFound(err); err != nil {
 			r.Recorder.Eventf(set, pod, corev1.EventTypeWarning, change.failed, "Update", "Error %s of pod %s/%s: %v",
 				change.what, pod.Namespace, pod.Name, err)
 			return fmt.Errorf("%s of pod %s/%s: %w", change.what, pod.Namespace, pod.Name, err)
@@ -68,10 +68,10 @@ func (r *Reconciler) writeConditions(ctx context.Context, set *kruiseappsv1alpha
 		if err != nil {
 			return err
 		}
-		if err := ignoreGone(r.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch))); err != nil {
+		if err := client.IgnoreNotFound(r.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch))); err != nil {
 			return fmt.Errorf("writing the SidecarSetUpgradable condition of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
-		if c := upgradableCondition(pod); c != nil && c.Status == corev1.ConditionFalse {
+		if c := podcondition.Get(pod, kruiseappsv1alpha1.SidecarSetUpgradable); c != nil && c.Status == corev1.ConditionFalse {
 			r.Recorder.Eventf(set, pod, corev1.EventTypeWarning, "PodNotUpgradable", "Update",
 				"Pod %s/%s keeps its sidecars: the SidecarSet changed more than images, which takes effect when the pod is re-created",
 				pod.Namespace, pod.Name)
@@ -82,17 +82,8 @@ func (r *Reconciler) writeConditions(ctx context.Context, set *kruiseappsv1alpha
 
 // conditionPatch sets the pod's SidecarSetUpgradable condition, merged by type into its others.
 func conditionPatch(pod *corev1.Pod) ([]byte, error) {
-	c := upgradableCondition(pod)
+	c := podcondition.Get(pod, kruiseappsv1alpha1.SidecarSetUpgradable)
 	return json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{*c}}})
-}
-
-func upgradableCondition(pod *corev1.Pod) *corev1.PodCondition {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == kruiseappsv1alpha1.SidecarSetUpgradable {
-			return &pod.Status.Conditions[i]
-		}
-	}
-	return nil
 }
 
 // writeStatus writes the counters and latest revision when they changed, with the generation they reflect.
@@ -123,12 +114,4 @@ func (r *Reconciler) record(set *kruiseappsv1alpha1.SidecarSet, p plan.Plan) {
 		r.Recorder.Eventf(set, nil, corev1.EventTypeNormal, "UpdateHeld", "Update", "%d of %d pods are outdated: %s",
 			p.Counts.Matched-p.Counts.Updated, p.Counts.Matched, p.Blocked)
 	}
-}
-
-// ignoreGone drops the error of a pod deleted meanwhile.
-func ignoreGone(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }
