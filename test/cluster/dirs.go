@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -90,23 +91,38 @@ func alive(pid int) bool {
 // place, and returns its path: a suite that failed calls it before Stop.
 func (c *Cluster) SaveLogs() (string, error) { return c.saveLogs() }
 
-// saveLogs copies the process logs to a new directory that Stop leaves in
+// saveLogs copies the process logs, and the real node's pod logs (the
+// manager's among them) under pods/, to a new directory that Stop leaves in
 // place, and returns its path.
 func (c *Cluster) saveLogs() (string, error) {
 	dest, err := os.MkdirTemp("", "flotilla-cluster-logs-")
 	if err != nil {
 		return "", fmt.Errorf("logs dir: %w", err)
 	}
-	entries, err := os.ReadDir(c.logDir)
-	if err != nil {
-		return "", fmt.Errorf("read logs: %w", err)
+	if err := copyTree(c.logDir, dest); err != nil {
+		return "", err
 	}
-	for _, e := range entries {
-		if err := copyFile(filepath.Join(c.logDir, e.Name()), filepath.Join(dest, e.Name())); err != nil {
+	if c.realNode != nil {
+		if err := copyTree(c.realNode.podLogsDir(), filepath.Join(dest, "pods")); err != nil {
 			return "", err
 		}
 	}
 	return dest, nil
+}
+
+// copyTree copies the regular files under src to the same paths under dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return fmt.Errorf("copy log: %w", err)
+		}
+		return copyFile(path, target)
+	})
 }
 
 func copyFile(src, dst string) error {

@@ -116,12 +116,15 @@ func (n *RealNode) untaintNotReady(ctx context.Context, client kubernetes.Interf
 	})
 }
 
+// podLogsDir is where the kubelet writes the containers' logs.
+func (n *RealNode) podLogsDir() string { return filepath.Join(n.dir, "pod-logs") }
+
 func (n *RealNode) writeKubeletConfig() (string, error) {
 	ports, err := FreePorts(2)
 	if err != nil {
 		return "", err
 	}
-	logs := filepath.Join(n.dir, "pod-logs")
+	logs := n.podLogsDir()
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return "", err
 	}

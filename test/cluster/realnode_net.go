@@ -52,6 +52,12 @@ func newNodeNet(slot int) *nodeNet {
 	}
 }
 
+// bridgeMAC is a locally administered address made of the node's IP: unique per slot.
+func (n *nodeNet) bridgeMAC() string {
+	ip := n.nodeIP.To4()
+	return fmt.Sprintf("02:00:%02x:%02x:%02x:%02x", ip[0], ip[1], ip[2], ip[3])
+}
+
 // cgroupParent is the cgroup the kubelet puts the node's pods under, in every hierarchy.
 func (n *nodeNet) cgroupParent() string { return "/flotilla-realnode-" + strconv.Itoa(n.slot) }
 
@@ -119,7 +125,10 @@ func (n *nodeNet) claim() error {
 	}
 	ones, _ := n.podCIDR.Mask.Size()
 	for _, args := range [][]string{
-		{"link", "add", "name", n.bridge, "type", "bridge"},
+		// An explicit address keeps the bridge's MAC fixed: otherwise Linux gives it the lowest of its
+		// ports' and changes it when that pod's veth goes, and every other pod loses its gateway (and so
+		// the API server) for the seconds its ARP entry takes to go stale.
+		{"link", "add", "name", n.bridge, "address", n.bridgeMAC(), "type", "bridge"},
 		{"addr", "add", n.nodeIP.String() + "/" + strconv.Itoa(ones), "dev", n.bridge},
 		{"addr", "add", n.serviceIP.String() + "/32", "dev", n.bridge},
 		{"link", "set", n.bridge, "up"},

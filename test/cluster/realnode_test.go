@@ -64,6 +64,7 @@ func TestRealNode(t *testing.T) {
 	importTestApp(t, n)
 	pod := runTestApp(t, client)
 	t.Run("in-place image update", func(t *testing.T) { testRealImageUpdate(t, client, pod) })
+	t.Run("bridge keeps its address", func(t *testing.T) { testBridgeAddress(t, n) })
 
 	inNode := nodeProcesses(t, c)
 	podCgroups := filepath.Join(cgroupRoot, "memory", n.net.cgroupParent(), "kubepods")
@@ -90,6 +91,18 @@ func TestRealNode(t *testing.T) {
 	}
 	if after := hostState(t); !slices.Equal(after, hostBefore) {
 		t.Errorf("the host's %v held %v before the node and %v after", privateHostDirs, hostBefore, after)
+	}
+}
+
+// testBridgeAddress checks the bridge kept its own MAC with a pod's veth attached: one that followed its
+// ports' would change when a pod goes, cutting every other pod off its gateway until ARP noticed.
+func testBridgeAddress(t *testing.T, n *RealNode) {
+	iface, err := net.InterfaceByName(n.net.bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := iface.HardwareAddr.String(); got != n.net.bridgeMAC() {
+		t.Errorf("bridge %s has address %s, want its own %s", n.net.bridge, got, n.net.bridgeMAC())
 	}
 }
 
