@@ -174,12 +174,12 @@ func typedPatch[T any](ctx context.Context, req admission.Request, cur, out *T, 
 	if out == nil {
 		return admission.Allowed("")
 	}
-	mutated, err := webhooks.MergeIntoRaw(req.Object.Raw, cur, out)
+	resp, err := webhooks.PatchResponse(req.Object.Raw, cur, out)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the %s patch: %w", req.Kind.Kind, err))
 	}
 	logFrozen(ctx, rollout)
-	return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
+	return resp
 }
 
 func logFrozen(ctx context.Context, rollout *rolloutsv1beta1.Rollout) {

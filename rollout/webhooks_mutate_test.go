@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 )
 
 var (
@@ -66,39 +67,11 @@ func stableReplicaSet() *appsv1.ReplicaSet {
 	}
 }
 
-// applyPatch applies the response's JSON patch to the request object; it knows add, replace and remove on
-// objects, which is all the webhooks emit.
+// applyPatch applies the response's patch to raw as the API server does.
 func applyPatch(t *testing.T, raw []byte, resp admission.Response) map[string]any {
 	t.Helper()
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, op := range resp.Patches {
-		keys := strings.Split(strings.TrimPrefix(op.Path, "/"), "/")
-		parent := doc
-		for _, k := range keys[:len(keys)-1] {
-			next, ok := parent[unescapePointer(k)].(map[string]any)
-			if !ok {
-				t.Fatalf("patch %s %s: parent %q is missing", op.Operation, op.Path, k)
-			}
-			parent = next
-		}
-		last := unescapePointer(keys[len(keys)-1])
-		switch op.Operation {
-		case "add", "replace":
-			parent[last] = op.Value
-		case "remove":
-			delete(parent, last)
-		default:
-			t.Fatalf("unexpected patch operation %s", op.Operation)
-		}
-	}
+	doc, _ := webhooktest.ApplyJSONPatch(t, string(raw), resp).(map[string]any)
 	return doc
-}
-
-func unescapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
 }
 
 func valueAt(doc map[string]any, path ...string) any {

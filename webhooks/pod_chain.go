@@ -75,9 +75,9 @@ func (h *podChainHandler) mutate(ctx context.Context, req admission.Request) adm
 	if !changed {
 		return admission.Allowed("")
 	}
-	mutated, err := MergeIntoRaw(req.Object.Raw, cur, out)
+	resp, err := PatchResponse(req.Object.Raw, cur, out)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the pod patch: %w", err))
 	}
-	return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
+	return resp
 }

@@ -19,7 +19,7 @@ type Object[T any] interface {
 }
 
 // Defaulting answers creates and updates of kind with the patch that def makes to the object (old is the
-// stored object on update, nil on create), merged into the request's raw object (MergeIntoRaw).
+// stored object on update, nil on create), merged into the request's raw object (PatchResponse).
 func Defaulting[T any, P Object[T]](decoder admission.Decoder, kind string, def func(cur, old P)) admission.Handler {
 	return CreatesAndUpdates(func(_ context.Context, req admission.Request) admission.Response {
 		cur, old, err := Decode[T, P](decoder, req, kind)
@@ -31,11 +31,11 @@ func Defaulting[T any, P Object[T]](decoder admission.Decoder, kind string, def 
 		if equality.Semantic.DeepEqual(cur, out) {
 			return admission.Allowed("")
 		}
-		mutated, err := MergeIntoRaw(req.Object.Raw, (*T)(cur), (*T)(out))
+		resp, err := PatchResponse(req.Object.Raw, (*T)(cur), (*T)(out))
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the %s patch: %w", kind, err))
 		}
-		return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
+		return resp
 	})
 }
 

@@ -6,7 +6,6 @@ package webhooktest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"maps"
 	"net/http"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -160,74 +160,29 @@ func WithSubResource(req admission.Request, sub string) admission.Request {
 	return req
 }
 
-// ApplyJSONPatch applies the response's JSON patch (add, replace, remove; objects and arrays) to body.
+// ApplyJSONPatch applies the response's JSON patch to body as the API server does (with the same library, on
+// the patch as it goes over the wire), and returns the decoded result.
 func ApplyJSONPatch(t testing.TB, body string, resp admission.Response) any {
 	t.Helper()
-	var doc any
-	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+	doc := []byte(body)
+	if len(resp.Patches) > 0 {
+		ops, err := json.Marshal(resp.Patches)
+		if err != nil {
+			t.Fatal(err)
+		}
+		patch, err := jsonpatch.DecodePatch(ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc, err = patch.Apply(doc); err != nil {
+			t.Fatalf("applying %s: %v", ops, err)
+		}
+	}
+	var out any
+	if err := json.Unmarshal(doc, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, op := range resp.Patches {
-		keys := strings.Split(strings.TrimPrefix(op.Path, "/"), "/")
-		for i := range keys {
-			keys[i] = unescapePointer(keys[i])
-		}
-		var err error
-		if doc, err = jsonPatchAt(doc, keys, op.Operation, op.Value); err != nil {
-			t.Fatalf("patch %s %s: %v", op.Operation, op.Path, err)
-		}
-	}
-	return doc
-}
-
-func unescapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
-}
-
-// jsonPatchAt applies one operation at keys below node and returns the changed node.
-func jsonPatchAt(node any, keys []string, op string, value any) (any, error) {
-	switch n := node.(type) {
-	case map[string]any:
-		if len(keys) == 1 {
-			if op == "remove" {
-				delete(n, keys[0])
-			} else {
-				n[keys[0]] = value
-			}
-			return n, nil
-		}
-		child, err := jsonPatchAt(n[keys[0]], keys[1:], op, value)
-		n[keys[0]] = child
-		return n, err
-	case []any:
-		return jsonPatchList(n, keys, op, value)
-	default:
-		return node, errors.New("parent is missing")
-	}
-}
-
-func jsonPatchList(n []any, keys []string, op string, value any) (any, error) {
-	i, err := strconv.Atoi(keys[0])
-	if keys[0] == "-" {
-		i, err = len(n), nil
-	}
-	if err != nil || i < 0 || i > len(n) {
-		return n, errors.New("bad index")
-	}
-	if len(keys) > 1 {
-		child, err := jsonPatchAt(n[i], keys[1:], op, value)
-		n[i] = child
-		return n, err
-	}
-	switch op {
-	case "add":
-		return append(n[:i], append([]any{value}, n[i:]...)...), nil
-	case "remove":
-		return append(n[:i], n[i+1:]...), nil
-	default:
-		n[i] = value
-		return n, nil
-	}
+	return out
 }
 
 // JSONLookup reads a dotted path of object keys and list indexes.

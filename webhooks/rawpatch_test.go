@@ -1,0 +1,101 @@
+package webhooks
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
+)
+
+// rawPod carries fields no type of this build knows, at the top, in the spec and in a container.
+const rawPod = `{"apiVersion":"v1","kind":"Pod","futureTop":{"a":1},"metadata":{"name":"p","namespace":"ns",` +
+	`"labels":{"app":"web","drop":"me"}},"spec":{"futureSpec":[1,2],"containers":[{"name":"app","image":"app:v1",` +
+	`"futureContainer":"kept","env":[{"name":"A","value":"1"}]}],"volumes":[{"name":"data","emptyDir":{}}]}}`
+
+// The patch PatchResponse gives, applied as the API server applies it, makes the same object as MergeIntoRaw
+// and a patch from the text, for every kind of change the webhooks make; fields no type knows stay.
+func TestPatchResponseMatchesTheTextWay(t *testing.T) {
+	sidecar := corev1.Container{Name: "proxy", Image: "proxy:1", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/d"}}}
+	for name, mutate := range map[string]func(*corev1.Pod){
+		"annotations on a pod without any": func(p *corev1.Pod) {
+			p.Annotations = map[string]string{"a/b~c": "1", "order": "ab"}
+		},
+		"containers before the app's": func(p *corev1.Pod) {
+			p.Spec.Containers = append([]corev1.Container{sidecar, {Name: "log", Image: "log:1"}}, p.Spec.Containers...)
+		},
+		"containers after, volumes, pull secrets, readiness gates": func(p *corev1.Pod) {
+			p.Spec.Containers = append(p.Spec.Containers, sidecar)
+			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "cfg"})
+			p.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "reg"}}
+			p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "KruisePodReady"}}
+		},
+		"the app container's env and image": func(p *corev1.Pod) {
+			p.Spec.Containers[0].Env = append([]corev1.EnvVar{{Name: "B", Value: "2"}}, p.Spec.Containers[0].Env...)
+			p.Spec.Containers[0].Image = "app:v2"
+		},
+		"a label removed and one changed": func(p *corev1.Pod) {
+			delete(p.Labels, "drop")
+			p.Labels["app"] = "api"
+		},
+		"nothing": func(*corev1.Pod) {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cur := &corev1.Pod{}
+			if err := json.Unmarshal([]byte(rawPod), cur); err != nil {
+				t.Fatal(err)
+			}
+			out := cur.DeepCopy()
+			mutate(out)
+			resp, err := PatchResponse([]byte(rawPod), cur, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mutated, err := MergeIntoRaw([]byte(rawPod), cur, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := applyAsAPIServer(t, admission.PatchResponseFromRaw([]byte(rawPod), mutated))
+			got := applyAsAPIServer(t, resp)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("object (-text way +PatchResponse):\n%s", diff)
+			}
+			for _, path := range []string{"futureTop.a", "spec.futureSpec", "spec.containers.name=app.futureContainer"} {
+				if lookup(got, path) == nil {
+					t.Errorf("%s was dropped", path)
+				}
+			}
+		})
+	}
+}
+
+// applyAsAPIServer applies the response's patch to rawPod as the API server does.
+func applyAsAPIServer(t *testing.T, resp admission.Response) map[string]any {
+	t.Helper()
+	doc, _ := webhooktest.ApplyJSONPatch(t, rawPod, resp).(map[string]any)
+	return doc
+}
+
+// lookup follows a dotted path; "name=x" picks the list element named x.
+func lookup(doc any, path string) any {
+	for _, k := range strings.Split(path, ".") {
+		switch n := doc.(type) {
+		case map[string]any:
+			doc = n[k]
+		case []any:
+			doc = nil
+			for _, e := range n {
+				if m, ok := e.(map[string]any); ok && "name="+m["name"].(string) == k {
+					doc = m
+				}
+			}
+		default:
+			return nil
+		}
+	}
+	return doc
+}
