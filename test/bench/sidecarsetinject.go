@@ -24,7 +24,7 @@ const (
 	// skips: its pods go through admission without a webhook call, the floor a webhook adds to.
 	injectBaselineNamespace = "bench-sidecarset-no-webhook"
 	// injectPods is how many pods of each case a phase times; injectWarmUp more go first, untimed.
-	injectPods   = 400
+	injectPods   = 2000
 	injectWarmUp = 30
 	// injectAddedTarget bounds what the webhook adds to a pod creation's p99 (issue's target).
 	injectAddedTarget = 10 * time.Millisecond
