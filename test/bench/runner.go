@@ -210,6 +210,19 @@ func (r *Runner) logf(format string, args ...any) {
 	_, _ = fmt.Fprintf(r.Log, format+"\n", args...)
 }
 
+// ReadJSON reads a results file WriteJSON wrote.
+func ReadJSON(path string) ([]Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading results: %w", err)
+	}
+	var results []Result
+	if err := json.Unmarshal(data, &results); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	return results, nil
+}
+
 // WriteJSON writes the results as an indented JSON array, one object per
 // scenario, creating the directory.
 func WriteJSON(path string, results []Result) error {

@@ -151,3 +151,46 @@ func formatNanos(v float64) string {
 	}
 	return fmt.Sprintf("%.0f ns", v)
 }
+
+// RenderMarkdown writes the results as the Markdown table of docs/performance.md: one row per metric, the
+// scenario named on its first, targets marked met or **missed**.
+func RenderMarkdown(w io.Writer, results []Result) error {
+	var b strings.Builder
+	b.WriteString("| scenario | metric | value | baseline | ratio | target |\n|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		for i, m := range r.Metrics {
+			name := ""
+			if i == 0 {
+				name = r.Scenario
+			}
+			row := metricRow(m)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", name, row[0], row[1], row[2], markdownRatio(m), markdownTarget(m))
+		}
+		if r.Error != "" {
+			fmt.Fprintf(&b, "| %s | ERROR: %s |  |  |  |  |\n", r.Scenario, firstLine(r.Error))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func markdownRatio(m Metric) string {
+	if m.Ratio == nil {
+		return ""
+	}
+	return fmt.Sprintf("%.3g×", *m.Ratio)
+}
+
+func markdownTarget(m Metric) string {
+	if m.Target == nil {
+		return ""
+	}
+	limit := "≤ " + FormatValue(m.Unit, m.Target.Max)
+	if m.Target.OnRatio {
+		limit = fmt.Sprintf("≤ %.3g×", m.Target.Max)
+	}
+	if m.Met != nil && *m.Met {
+		return limit + ": met"
+	}
+	return limit + ": **missed**"
+}

@@ -84,3 +84,25 @@ func TestRenderRequestsIsBounded(t *testing.T) {
 		t.Fatalf("output = %q", out.String())
 	}
 }
+
+func TestRenderMarkdown(t *testing.T) {
+	results := []Result{
+		{Scenario: "manager-idle", Metrics: []Metric{
+			Metric{Name: "manager peak RSS (idle)", Unit: UnitBytes, Value: 40 << 20}.
+				Compared("kube-controller-manager", 160<<20).WithTarget(150 << 20).checked(),
+			Metric{Name: "release total", Unit: UnitSeconds, Value: 12}.Compared("plain Deployment", 10).WithRatioTarget(1.15).checked(),
+		}},
+		{Scenario: "broken", Error: "cluster did not start\nlong details"},
+	}
+	var out strings.Builder
+	if err := RenderMarkdown(&out, results); err != nil {
+		t.Fatal(err)
+	}
+	want := "| scenario | metric | value | baseline | ratio | target |\n|---|---|---|---|---|---|\n" +
+		"| manager-idle | manager peak RSS (idle) | 40.0 MiB | 160.0 MiB (kube-controller-manager) | 0.25× | ≤ 150.0 MiB: met |\n" +
+		"|  | release total | 12.0 s | 10.0 s (plain Deployment) | 1.2× | ≤ 1.15×: **missed** |\n" +
+		"| broken | ERROR: cluster did not start |  |  |  |  |\n"
+	if out.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", out.String(), want)
+	}
+}

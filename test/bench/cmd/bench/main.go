@@ -32,7 +32,11 @@ func run() (int, error) {
 	out := flag.String("out", "", "results file (default: <module>/test/bench/results/bench-results.json)")
 	manager := flag.String("manager", "", "prebuilt flotilla-manager binary (default: build it)")
 	list := flag.Bool("list", false, "list the scenarios and exit")
+	markdown := flag.String("markdown", "", "print a results file as the Markdown table of docs/performance.md and exit")
 	flag.Parse()
+	if *markdown != "" {
+		return printMarkdown(*markdown)
+	}
 
 	all := bench.Scenarios()
 	if *list {
@@ -66,6 +70,17 @@ func runScenarios(root string, scenarios []bench.Scenario, out, manager string) 
 	}
 	fmt.Printf("\nresults: %s\n", out)
 	return exitCode(ctx, results), nil
+}
+
+func printMarkdown(path string) (int, error) {
+	results, err := bench.ReadJSON(path)
+	if err != nil {
+		return 2, err
+	}
+	if err := bench.RenderMarkdown(os.Stdout, results); err != nil {
+		return 1, err
+	}
+	return 0, nil
 }
 
 func exitCode(ctx context.Context, results []bench.Result) int {
