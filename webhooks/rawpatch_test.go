@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -65,7 +64,7 @@ func TestPatchResponseMatchesTheTextWay(t *testing.T) {
 				t.Errorf("object (-text way +PatchResponse):\n%s", diff)
 			}
 			for _, path := range []string{"futureTop.a", "spec.futureSpec", "spec.containers.name=app.futureContainer"} {
-				if lookup(got, path) == nil {
+				if webhooktest.JSONLookup(got, path) == nil {
 					t.Errorf("%s was dropped", path)
 				}
 			}
@@ -77,25 +76,5 @@ func TestPatchResponseMatchesTheTextWay(t *testing.T) {
 func applyAsAPIServer(t *testing.T, resp admission.Response) map[string]any {
 	t.Helper()
 	doc, _ := webhooktest.ApplyJSONPatch(t, rawPod, resp).(map[string]any)
-	return doc
-}
-
-// lookup follows a dotted path; "name=x" picks the list element named x.
-func lookup(doc any, path string) any {
-	for _, k := range strings.Split(path, ".") {
-		switch n := doc.(type) {
-		case map[string]any:
-			doc = n[k]
-		case []any:
-			doc = nil
-			for _, e := range n {
-				if m, ok := e.(map[string]any); ok && "name="+m["name"].(string) == k {
-					doc = m
-				}
-			}
-		default:
-			return nil
-		}
-	}
 	return doc
 }

@@ -59,17 +59,22 @@ func metricRow(m Metric) []string {
 }
 
 func formatTarget(m Metric) string {
+	return targetCell(m, "<=", "x", " ok", " MISSED")
+}
+
+// targetCell writes a metric's target with the signs and verdicts of a format, "" without one.
+func targetCell(m Metric, atMost, times, met, missed string) string {
 	if m.Target == nil {
 		return ""
 	}
-	limit := "<= " + FormatValue(m.Unit, m.Target.Max)
+	limit := atMost + " " + FormatValue(m.Unit, m.Target.Max)
 	if m.Target.OnRatio {
-		limit = fmt.Sprintf("<= %.3gx", m.Target.Max)
+		limit = fmt.Sprintf("%s %.3g%s", atMost, m.Target.Max, times)
 	}
 	if m.Met != nil && *m.Met {
-		return limit + " ok"
+		return limit + met
 	}
-	return limit + " MISSED"
+	return limit + missed
 }
 
 func firstLine(s string) string {
@@ -182,15 +187,5 @@ func markdownRatio(m Metric) string {
 }
 
 func markdownTarget(m Metric) string {
-	if m.Target == nil {
-		return ""
-	}
-	limit := "≤ " + FormatValue(m.Unit, m.Target.Max)
-	if m.Target.OnRatio {
-		limit = fmt.Sprintf("≤ %.3g×", m.Target.Max)
-	}
-	if m.Met != nil && *m.Met {
-		return limit + ": met"
-	}
-	return limit + ": **missed**"
+	return targetCell(m, "≤", "×", ": met", ": **missed**")
 }

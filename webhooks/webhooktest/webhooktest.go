@@ -185,23 +185,36 @@ func ApplyJSONPatch(t testing.TB, body string, resp admission.Response) any {
 	return out
 }
 
-// JSONLookup reads a dotted path of object keys and list indexes.
+// JSONLookup reads a dotted path of object keys and list elements: by index, or "name=x" for the element
+// named x.
 func JSONLookup(doc any, path string) any {
 	for _, k := range strings.Split(path, ".") {
 		switch n := doc.(type) {
 		case map[string]any:
 			doc = n[k]
 		case []any:
-			i, err := strconv.Atoi(k)
-			if err != nil || i >= len(n) {
-				return nil
-			}
-			doc = n[i]
+			doc = listElement(n, k)
 		default:
 			return nil
 		}
 	}
 	return doc
+}
+
+func listElement(list []any, key string) any {
+	if name, ok := strings.CutPrefix(key, "name="); ok {
+		for _, e := range list {
+			if m, ok := e.(map[string]any); ok && m["name"] == name {
+				return m
+			}
+		}
+		return nil
+	}
+	i, err := strconv.Atoi(key)
+	if err != nil || i < 0 || i >= len(list) {
+		return nil
+	}
+	return list[i]
 }
 
 // Request is an admission request for op on the apps.kruise.io/v1alpha1 object body of kind (resource its
