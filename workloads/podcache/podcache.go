@@ -12,6 +12,9 @@
 package podcache
 
 import (
+	"strings"
+	"sync"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -111,14 +114,47 @@ func slim(pod *corev1.Pod) *corev1.Pod {
 	}
 }
 
-// namesOnly is containers with nothing but their names; nil for none.
+// namesOnly is containers with nothing but their names; nil for none. A corev1.Container is most of a
+// kilobyte even empty, and the pods of a workload share their names: the lists are interned, one per set of
+// names, and shared by the cached pods (which nothing may change in place).
 func namesOnly(containers []corev1.Container) []corev1.Container {
 	if len(containers) == 0 {
 		return nil
 	}
-	out := make([]corev1.Container, len(containers))
-	for i, c := range containers {
-		out[i] = corev1.Container{Name: c.Name}
+	var key strings.Builder
+	for _, c := range containers {
+		key.WriteString(c.Name)
+		key.WriteByte(0)
 	}
-	return out
+	return names.get(key.String(), func() []corev1.Container {
+		out := make([]corev1.Container, len(containers))
+		for i, c := range containers {
+			out[i] = corev1.Container{Name: c.Name}
+		}
+		return out
+	})
+}
+
+// maxInterned bounds the interned name lists: a cluster whose pods' container names are all different gets
+// lists of their own past it.
+const maxInterned = 4096
+
+var names = &internTable{lists: map[string][]corev1.Container{}}
+
+type internTable struct {
+	mu    sync.Mutex
+	lists map[string][]corev1.Container
+}
+
+func (t *internTable) get(key string, build func() []corev1.Container) []corev1.Container {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if list, ok := t.lists[key]; ok {
+		return list
+	}
+	list := build()
+	if len(t.lists) < maxInterned {
+		t.lists[key] = list
+	}
+	return list
 }

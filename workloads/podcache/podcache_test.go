@@ -118,3 +118,26 @@ func TestTransformPassesOtherObjects(t *testing.T) {
 func equalPods(a, b *corev1.Pod) bool {
 	return apiequality.Semantic.DeepEqual(a, b)
 }
+
+// Slim pods with the same container names share one list; other names get their own.
+func TestSlimPodsShareTheirNameLists(t *testing.T) {
+	slimmed := func(names ...string) *corev1.Pod {
+		in := ownedPod("apps/v1", "ReplicaSet", true)
+		in.Spec.Containers = nil
+		for _, n := range names {
+			in.Spec.Containers = append(in.Spec.Containers, corev1.Container{Name: n, Image: n + ":v1"})
+		}
+		out, err := Transform(nil)(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.(*corev1.Pod)
+	}
+	a, b, c := slimmed("app", "proxy"), slimmed("app", "proxy"), slimmed("app")
+	if &a.Spec.Containers[0] != &b.Spec.Containers[0] {
+		t.Error("two pods with containers app and proxy hold two lists")
+	}
+	if len(c.Spec.Containers) != 1 || c.Spec.Containers[0].Name != "app" || &c.Spec.Containers[0] == &a.Spec.Containers[0] {
+		t.Errorf("a pod with container app alone got %+v", c.Spec.Containers)
+	}
+}
