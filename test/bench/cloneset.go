@@ -104,21 +104,27 @@ func generationsWhere(done func(*kruiseappsv1alpha1.CloneSet) bool, m *marks) ha
 
 // waitCloneSet polls until the CloneSet satisfies done.
 func waitCloneSet(ctx context.Context, dyn dynamic.Interface, namespace, name string, done func(*kruiseappsv1alpha1.CloneSet) bool) error {
+	return waitObject(ctx, dyn.Resource(clonesetsResource).Namespace(namespace), name, done)
+}
+
+// waitObject polls the custom object name until done holds for it, decoded as T, for at most
+// clonesetRunTimeout; the error shows its generation and status as last seen.
+func waitObject[T any](ctx context.Context, res dynamic.ResourceInterface, name string, done func(*T) bool) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, time.Second, clonesetRunTimeout, true, func(ctx context.Context) (bool, error) {
-		u, err := dyn.Resource(clonesetsResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+		u, err := res.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil // retried until the timeout
 		}
-		cs, err := decode[kruiseappsv1alpha1.CloneSet](u)
+		obj, err := decode[T](u)
 		if err != nil {
 			return false, err
 		}
-		last = fmt.Sprintf("generation %d, status %+v", cs.Generation, cs.Status)
-		return done(cs), nil
+		last = fmt.Sprintf("generation %d, status %v", u.GetGeneration(), u.Object["status"])
+		return done(obj), nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for CloneSet %s (last seen: %s): %w", name, last, err)
+		return fmt.Errorf("waiting for %T %s (last seen: %s): %w", new(T), name, last, err)
 	}
 	return nil
 }

@@ -236,23 +236,7 @@ func sidecarSetUpdated(s *kruiseappsv1alpha1.SidecarSet) bool {
 }
 
 func waitSidecarSet(ctx context.Context, dyn dynamic.Interface, done func(*kruiseappsv1alpha1.SidecarSet) bool) error {
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, clonesetRunTimeout, true, func(ctx context.Context) (bool, error) {
-		u, err := dyn.Resource(sidecarSetsResource).Get(ctx, upgradeSet, metav1.GetOptions{})
-		if err != nil {
-			return false, nil // retried until the timeout
-		}
-		s, err := decode[kruiseappsv1alpha1.SidecarSet](u)
-		if err != nil {
-			return false, err
-		}
-		last = fmt.Sprintf("generation %d, status %+v", s.Generation, s.Status)
-		return done(s), nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for SidecarSet %s (last seen: %s): %w", upgradeSet, last, err)
-	}
-	return nil
+	return waitObject(ctx, dyn.Resource(sidecarSetsResource), upgradeSet, done)
 }
 
 // followSidecarSet marks the observed generation of every event of the SidecarSet that shows it updated.

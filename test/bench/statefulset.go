@@ -124,23 +124,7 @@ func setGenerationsWhere(done func(*kruiseappsv1beta1.StatefulSet) bool, m *mark
 }
 
 func waitAdvancedStatefulSet(ctx context.Context, dyn dynamic.Interface, namespace, name string, done func(*kruiseappsv1beta1.StatefulSet) bool) error {
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, clonesetRunTimeout, true, func(ctx context.Context) (bool, error) {
-		u, err := dyn.Resource(advancedStatefulSetsResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil // retried until the timeout
-		}
-		s, err := decode[kruiseappsv1beta1.StatefulSet](u)
-		if err != nil {
-			return false, err
-		}
-		last = fmt.Sprintf("generation %d, status %+v", s.Generation, s.Status)
-		return done(s), nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for Advanced StatefulSet %s (last seen: %s): %w", name, last, err)
-	}
-	return nil
+	return waitObject(ctx, dyn.Resource(advancedStatefulSetsResource).Namespace(namespace), name, done)
 }
 
 func followAdvancedStatefulSet(ctx context.Context, dyn dynamic.Interface, namespace, name string, h handler) (*follower, error) {
