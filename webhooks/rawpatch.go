@@ -108,7 +108,7 @@ func diffMaps(path string, a, b map[string]any, ops *[]jsonpatch.JsonPatchOperat
 	}
 }
 
-// escapePointer escapes a key for a JSON pointer (RFC 6901).
 var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
+// escapePointer escapes a key for a JSON pointer (RFC 6901).
 func escapePointer(key string) string { return pointerEscaper.Replace(key) }
