@@ -4,8 +4,12 @@
 package statuspatch
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Replacing is the merge patch that turns status old into next: next whole, and null for each top-level field
@@ -52,4 +56,14 @@ func LockedTo(patch []byte, resourceVersion string) ([]byte, error) {
 	}
 	doc["metadata"] = map[string]any{"resourceVersion": resourceVersion}
 	return json.Marshal(doc)
+}
+
+// Send applies a status merge patch to obj. An object deleted meanwhile is not an error: its reconcile is
+// over, and an error would only retry its name with backoff, which a new object of that name then inherits.
+func Send(ctx context.Context, c client.Client, obj client.Object, patch []byte) error {
+	err := c.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("patch status: %w", err)
+	}
+	return nil
 }

@@ -1,10 +1,16 @@
 package statuspatch
 
 import (
+	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 type status struct {
@@ -55,5 +61,25 @@ func TestLockedTo(t *testing.T) {
 	}
 	if _, err := LockedTo([]byte(`{`), "1"); err == nil {
 		t.Error("a malformed patch is accepted")
+	}
+}
+
+func TestSend(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	c := fake.NewClientBuilder().WithObjects(pod.DeepCopy()).WithStatusSubresource(&corev1.Pod{}).Build()
+	ctx := context.Background()
+	if err := Send(ctx, c, pod, []byte(`{"status":{"phase":"Running"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	got := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil || got.Status.Phase != corev1.PodRunning {
+		t.Errorf("phase %q after the patch (get: %v)", got.Status.Phase, err)
+	}
+	gone := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone"}}
+	if err := Send(ctx, c, gone, []byte(`{"status":{"phase":"Running"}}`)); err != nil {
+		t.Errorf("a deleted object gave %v, want no error", err)
+	}
+	if err := Send(ctx, c, pod, []byte(`{`)); err == nil || !strings.HasPrefix(err.Error(), "patch status: ") {
+		t.Errorf("a rejected patch gave %v", err)
 	}
 }

@@ -102,8 +102,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, set *kruiseappsv1alpha1.Si
 	if err != nil {
 		return err
 	}
-	if err := r.Client.Status().Patch(ctx, set, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("patch status: %w", client.IgnoreNotFound(err))
+	if err := statuspatch.Send(ctx, r.Client, set, patch); err != nil {
+		return err
 	}
 	return nil
 }

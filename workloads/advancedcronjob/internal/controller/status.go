@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -35,8 +34,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, acj *kruiseappsv1alpha1.Ad
 		return err
 	}
 	acj.Status = *next
-	if err := r.Client.Status().Patch(ctx, acj, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("patch status: %w", client.IgnoreNotFound(err))
+	if err := statuspatch.Send(ctx, r.Client, acj, patch); err != nil {
+		return err
 	}
 	return nil
 }

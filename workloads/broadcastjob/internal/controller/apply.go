@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -93,8 +92,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *kruiseappsv1alpha1.Br
 		if patch, err = statuspatch.LockedTo(patch, job.ResourceVersion); err != nil {
 			return err
 		}
-		if err := r.Client.Status().Patch(ctx, job, client.RawPatch(types.MergePatchType, patch)); err != nil {
-			return fmt.Errorf("patch status: %w", client.IgnoreNotFound(err))
+		if err := statuspatch.Send(ctx, r.Client, job, patch); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -3,15 +3,12 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
@@ -65,8 +62,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, cs *kruiseappsv1alpha1.Clo
 		return err
 	}
 	cs.Status = next
-	if err := r.Client.Status().Patch(ctx, cs, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("patch status: %w", client.IgnoreNotFound(err))
+	if err := statuspatch.Send(ctx, r.Client, cs, patch); err != nil {
+		return err
 	}
 	return nil
 }

@@ -3,13 +3,10 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/plan"
@@ -105,8 +102,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, ds *kruiseappsv1alpha1.Dae
 		return err
 	}
 	ds.Status = next
-	if err := r.Client.Status().Patch(ctx, ds, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("patch status: %w", client.IgnoreNotFound(err))
+	if err := statuspatch.Send(ctx, r.Client, ds, patch); err != nil {
+		return err
 	}
 	return nil
 }

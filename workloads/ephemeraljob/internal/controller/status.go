@@ -2,11 +2,8 @@ package controller
 
 import (
 	"context"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob/internal/plan"
@@ -25,8 +22,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *kruiseappsv1alpha1.Ep
 		return err
 	}
 	job.Status = next
-	if err := r.Client.Status().Patch(ctx, job, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("patch status: %w", client.IgnoreNotFound(err))
+	if err := statuspatch.Send(ctx, r.Client, job, patch); err != nil {
+		return err
 	}
 	for _, e := range plan.Events(&old, &next) {
 		r.Recorder.Eventf(job, nil, e.Type, e.Reason, "Reconcile", "%s", e.Note)

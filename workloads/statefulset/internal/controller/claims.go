@@ -137,8 +137,9 @@ func (r *Reconciler) ownClaims(ctx context.Context, set *kruiseappsv1beta1.State
 		}
 		next := c.DeepCopy()
 		next.OwnerReferences = refs
-		if err := r.Client.Patch(ctx, next, client.MergeFromWithOptions(c, client.MergeFromWithOptimisticLock{})); err != nil {
-			return fmt.Errorf("set the owners of claim %s: %w", c.Name, client.IgnoreNotFound(err))
+		err := r.Client.Patch(ctx, next, client.MergeFromWithOptions(c, client.MergeFromWithOptimisticLock{}))
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("set the owners of claim %s: %w", c.Name, err)
 		}
 		w.claims[c.Name] = next
 	}

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -11,9 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
@@ -68,8 +65,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, set *kruiseappsv1beta1.Sta
 		return err
 	}
 	set.Status = next
-	if err := r.Client.Status().Patch(ctx, set, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("patch status: %w", client.IgnoreNotFound(err))
+	if err := statuspatch.Send(ctx, r.Client, set, patch); err != nil {
+		return err
 	}
 	return nil
 }
