@@ -2,7 +2,6 @@ package nodeagent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -97,17 +96,10 @@ func (a *crrAdmission) decode(raw runtime.RawExtension, namespace string) (*krui
 	return crr, nil
 }
 
-// crrPatch merges the changes into the request's object, keeping fields the typed object does not know;
-// should the merge fail the whole typed object is sent, as upstream does.
+// crrPatch merges the changes into the request's object, keeping fields the typed object does not know.
 func crrPatch(raw []byte, cur, out *kruiseappsv1alpha1.ContainerRecreateRequest) admission.Response {
 	if equality.Semantic.DeepEqual(cur, out) {
 		return admission.Allowed("")
 	}
-	mutated, err := webhooks.MergeIntoRaw(raw, cur, out)
-	if err != nil {
-		if mutated, err = json.Marshal(out); err != nil {
-			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the ContainerRecreateRequest patch: %w", err))
-		}
-	}
-	return admission.PatchResponseFromRaw(raw, mutated)
+	return webhooks.PatchOrReplace(raw, cur, out)
 }

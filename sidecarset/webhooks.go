@@ -2,7 +2,6 @@ package sidecarset
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -78,21 +77,7 @@ func (a *setAdmission) defaults(_ context.Context, req admission.Request) admiss
 	if equality.Semantic.DeepEqual(cur, out) {
 		return admission.Allowed("")
 	}
-	mutated, err := defaultedRaw(req.Object.Raw, cur, out)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the SidecarSet patch: %w", err))
-	}
-	return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
-}
-
-// defaultedRaw merges the defaults into the request's object, keeping fields the typed object does not
-// know; should the merge fail (it keys containers by name, which need not be unique yet) the whole typed
-// object is sent, as upstream does, and the validating webhook names the duplicate.
-func defaultedRaw(raw []byte, cur, out *kruiseappsv1alpha1.SidecarSet) ([]byte, error) {
-	if mutated, err := webhooks.MergeIntoRaw(raw, cur, out); err == nil {
-		return mutated, nil
-	}
-	return json.Marshal(out)
+	return webhooks.PatchOrReplace(req.Object.Raw, cur, out)
 }
 
 // validate refuses a SidecarSet that breaks upstream's rules, naming every faulty field.

@@ -2,10 +2,8 @@ package webhooks
 
 import (
 	"context"
-	"encoding/json"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
@@ -49,23 +47,4 @@ func CreatesAndUpdates(h admission.HandlerFunc) admission.Handler {
 		}
 		return h(ctx, req)
 	})
-}
-
-// MergeIntoRaw applies the change from cur to out to raw, the object of the request. The change is computed
-// between the typed objects and then merged into the raw request, so that fields the typed objects do not
-// know and defaulted-but-absent parents are neither dropped nor assumed.
-func MergeIntoRaw[T any](raw []byte, cur, out *T) ([]byte, error) {
-	before, err := json.Marshal(cur)
-	if err != nil {
-		return nil, err
-	}
-	after, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	patch, err := strategicpatch.CreateTwoWayMergePatch(before, after, cur)
-	if err != nil {
-		return nil, err
-	}
-	return strategicpatch.StrategicMergePatch(raw, patch, cur)
 }

@@ -1,8 +1,10 @@
 package webhooks
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
@@ -16,15 +18,28 @@ import (
 )
 
 // PatchResponse allows the request with the JSON patch that makes its raw object what out is to cur. It is
-// MergeIntoRaw followed by admission.PatchResponseFromRaw, done on decoded objects rather than on JSON text:
-// the pod webhook pays it on every pod creation, and the text way parses the object three times and prints
-// it twice.
+// the strategic merge patch from cur to out merged into raw, then diffed against raw; it is done on decoded
+// objects rather than on JSON text: the pod webhook pays it on every pod creation, and the text way parses the
+// object three times and prints it twice.
 func PatchResponse[T any](raw []byte, cur, out *T) (admission.Response, error) {
 	ops, err := rawPatch(raw, cur, out)
 	if err != nil {
 		return admission.Response{}, err
 	}
 	return admission.Patched("", ops...), nil
+}
+
+// PatchOrReplace is PatchResponse or, when the strategic merge cannot combine the change with the raw object,
+// the patch to the whole typed object, as upstream answers.
+func PatchOrReplace[T any](raw []byte, cur, out *T) admission.Response {
+	if resp, err := PatchResponse(raw, cur, out); err == nil {
+		return resp
+	}
+	whole, err := json.Marshal(out)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("encoding the object: %w", err))
+	}
+	return admission.PatchResponseFromRaw(raw, whole)
 }
 
 // rawPatch computes the strategic merge patch from cur to out, merges it into raw as a map, and diffs the

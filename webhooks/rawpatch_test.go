@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
@@ -16,8 +17,8 @@ const rawPod = `{"apiVersion":"v1","kind":"Pod","futureTop":{"a":1},"metadata":{
 	`"labels":{"app":"web","drop":"me"}},"spec":{"futureSpec":[1,2],"containers":[{"name":"app","image":"app:v1",` +
 	`"futureContainer":"kept","env":[{"name":"A","value":"1"}]}],"volumes":[{"name":"data","emptyDir":{}}]}}`
 
-// The patch PatchResponse gives, applied as the API server applies it, makes the same object as MergeIntoRaw
-// and a patch from the text, for every kind of change the webhooks make; fields no type knows stay.
+// The patch PatchResponse gives, applied as the API server applies it, makes the same object as a strategic
+// merge patch merged into the text and a patch from that text, for every kind of change the webhooks make; fields no type knows stay.
 func TestPatchResponseMatchesTheTextWay(t *testing.T) {
 	sidecar := corev1.Container{Name: "proxy", Image: "proxy:1", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/d"}}}
 	for name, mutate := range map[string]func(*corev1.Pod){
@@ -54,7 +55,7 @@ func TestPatchResponseMatchesTheTextWay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mutated, err := MergeIntoRaw([]byte(rawPod), cur, out)
+			mutated, err := mergeAsText([]byte(rawPod), cur, out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,6 +70,49 @@ func TestPatchResponseMatchesTheTextWay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// mergeAsText merges the strategic merge patch from cur to out into raw as JSON text.
+func mergeAsText[T any](raw []byte, cur, out *T) ([]byte, error) {
+	before, err := json.Marshal(cur)
+	if err != nil {
+		return nil, err
+	}
+	after, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(before, after, cur)
+	if err != nil {
+		return nil, err
+	}
+	return strategicpatch.StrategicMergePatch(raw, patch, cur)
+}
+
+// A change the strategic merge cannot combine with the request's object is answered with the whole typed
+// object; one it can keeps the fields no type knows.
+func TestPatchOrReplace(t *testing.T) {
+	cur := &corev1.Pod{}
+	if err := json.Unmarshal([]byte(rawPod), cur); err != nil {
+		t.Fatal(err)
+	}
+	out := cur.DeepCopy()
+	out.Labels["app"] = "api"
+	if got := applyAsAPIServer(t, PatchOrReplace([]byte(rawPod), cur, out)); webhooktest.JSONLookup(got, "futureTop.a") == nil ||
+		webhooktest.JSONLookup(got, "metadata.labels.app") != "api" {
+		t.Errorf("merged object %v", got)
+	}
+	out = cur.DeepCopy()
+	out.Spec.Containers[0].Image = "app:v2"
+	odd := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":["app"]}}`
+	if _, err := PatchResponse([]byte(odd), cur, out); err == nil {
+		t.Fatal("a list of strings merged with a list of containers: the case tests nothing")
+	}
+	resp := PatchOrReplace([]byte(odd), cur, out)
+	got, _ := webhooktest.ApplyJSONPatch(t, odd, resp).(map[string]any)
+	if image := webhooktest.JSONLookup(got, "spec.containers.name=app.image"); image != "app:v2" {
+		t.Errorf("replaced object %v", got)
 	}
 }
 

@@ -2,7 +2,6 @@ package cloneset
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -70,21 +69,7 @@ func (a *cloneSetAdmission) defaults(_ context.Context, req admission.Request) a
 	if equality.Semantic.DeepEqual(cur, out) {
 		return admission.Allowed("")
 	}
-	mutated, err := defaultedRaw(req.Object.Raw, cur, out)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the CloneSet patch: %w", err))
-	}
-	return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
-}
-
-// defaultedRaw merges the defaults into the request's object, keeping fields the typed object does not
-// know; should the merge fail (it keys containers by name, which need not be unique yet) the whole typed
-// object is sent, as upstream does.
-func defaultedRaw(raw []byte, cur, out *kruiseappsv1alpha1.CloneSet) ([]byte, error) {
-	if mutated, err := webhooks.MergeIntoRaw(raw, cur, out); err == nil {
-		return mutated, nil
-	}
-	return json.Marshal(out)
+	return webhooks.PatchOrReplace(req.Object.Raw, cur, out)
 }
 
 // validate refuses a CloneSet that breaks upstream's rules, naming every faulty field.

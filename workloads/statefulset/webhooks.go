@@ -67,28 +67,28 @@ func (a *setAdmission) defaults(_ context.Context, req admission.Request) admiss
 	if equality.Semantic.DeepEqual(cur, out) {
 		return admission.Allowed("")
 	}
-	mutated, err := mergeDefaults(req, cur, out)
+	resp, err := patchDefaults(req, cur, out)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("building the StatefulSet patch: %w", err))
 	}
-	return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
+	return resp
 }
 
-// mergeDefaults merges the defaults into the request's object in its version, keeping fields the typed
+// patchDefaults merges the defaults into the request's object in its version, keeping fields the typed
 // objects do not know.
-func mergeDefaults(req admission.Request, cur, out *kruiseappsv1beta1.StatefulSet) ([]byte, error) {
+func patchDefaults(req admission.Request, cur, out *kruiseappsv1beta1.StatefulSet) (admission.Response, error) {
 	if !isV1alpha1(req) {
-		return webhooks.MergeIntoRaw(req.Object.Raw, cur, out)
+		return webhooks.PatchResponse(req.Object.Raw, cur, out)
 	}
 	curA, err := statefulsetadmission.ToV1alpha1(cur)
 	if err != nil {
-		return nil, err
+		return admission.Response{}, err
 	}
 	outA, err := statefulsetadmission.ToV1alpha1(out)
 	if err != nil {
-		return nil, err
+		return admission.Response{}, err
 	}
-	return webhooks.MergeIntoRaw(req.Object.Raw, curA, outA)
+	return webhooks.PatchResponse(req.Object.Raw, curA, outA)
 }
 
 // validate refuses a set that breaks upstream's rules, naming every faulty field.
