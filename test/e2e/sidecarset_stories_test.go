@@ -27,14 +27,28 @@ const sidecarSetStoryTimeout = time.Minute
 
 // applySeedSidecarSet applies a seed SidecarSet restricted to ns (its spec.namespace), so that the app=nginx
 // pods of other stories are never its business; the story's cleanup deletes it. It returns once the
-// manager calls the pod webhook (which it does only while SidecarSets exist).
+// API server sends ns's pods that the set selects through the pod webhook (switched on only while SidecarSets
+// exist).
 func applySeedSidecarSet(ctx context.Context, file, ns string) {
 	GinkgoHelper()
 	obj := seedObject(file)
 	Expect(unstructured.SetNestedField(obj.Object, ns, "spec", "namespace")).To(Succeed())
 	_, err := applyAndCleanUp(ctx, obj)
 	Expect(err).NotTo(HaveOccurred(), "applying %s", file)
+	waitSidecarSetInjects(ctx, obj)
+}
+
+// waitSidecarSetInjects waits until the manager has switched the pod webhook on and the API server calls it
+// for the pods of set's namespace that its selector's labels pick.
+func waitSidecarSetInjects(ctx context.Context, set *unstructured.Unstructured) {
+	GinkgoHelper()
+	ns, _, _ := unstructured.NestedString(set.Object, "spec", "namespace")
+	labels, _, err := unstructured.NestedStringMap(set.Object, "spec", "selector", "matchLabels")
+	Expect(err).NotTo(HaveOccurred())
 	Eventually(sidecarSetPodWebhookOn).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(BeTrue())
+	Eventually(func(ctx context.Context) (bool, error) {
+		return framework.SidecarSetInjects(ctx, kube, ns, labels)
+	}).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(BeTrue())
 }
 
 // sidecarSetPodWebhookOn tells whether the manager calls the pod webhook for every pod.
@@ -189,7 +203,7 @@ var _ = Describe("SidecarSet stories", Serial, func() {
 		Expect(unstructured.SetNestedSlice(obj.Object, containers, "spec", "containers")).To(Succeed())
 		_, err := applyAndCleanUp(ctx, obj)
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(sidecarSetPodWebhookOn).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(BeTrue())
+		waitSidecarSetInjects(ctx, obj)
 
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "main", Namespace: ns, Labels: map[string]string{"app": "nginx"}},
@@ -260,9 +274,10 @@ var _ = Describe("SidecarSet stories", Serial, func() {
 		Expect(err).NotTo(HaveOccurred())
 		_, err = apply(ctx, t, obj)
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(sidecarSetPodWebhookOn).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(BeTrue())
+		waitSidecarSetInjects(ctx, obj)
+		during := podWebhookCalls(ctx) // the probes were calls too
 		createNginxPod(ctx, ns, "during", nil)
-		Expect(podWebhookCalls(ctx)).To(Equal(before + 1))
+		Expect(podWebhookCalls(ctx)).To(Equal(during + 1))
 		pod, err := kube.CoreV1().Pods(ns).Get(ctx, "during", metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(containerNames(pod.Spec.Containers)).To(Equal([]string{"scs", "nginx"}))

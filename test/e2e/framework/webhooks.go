@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -135,4 +136,20 @@ func SidecarSetPodWebhookOn(ctx context.Context, cs kubernetes.Interface) (bool,
 		}
 	}
 	return false, nil
+}
+
+// SidecarSetInjects tells whether the API server now sends the pods of ns that carry labels through the
+// SidecarSet pod webhook and gets sidecars back: a dry-run creation of such a pod returns with more than its
+// one container. The API server reads webhook configurations through its own informer, so a pod created just
+// after SidecarSetPodWebhookOn turns true may still go uninjected.
+func SidecarSetInjects(ctx context.Context, cs kubernetes.Interface, ns string, labels map[string]string) (bool, error) {
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "injection-probe-", Namespace: ns, Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "injection-probe", Image: "injection-probe"}}},
+	}
+	out, err := cs.CoreV1().Pods(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		return false, err
+	}
+	return len(out.Spec.Containers)+len(out.Spec.InitContainers) > 1, nil
 }

@@ -126,6 +126,9 @@ func createHotSidecarSet(ctx context.Context, ns string) {
 	DeferCleanup(func(ctx SpecContext) { _ = dyn.Resource(sidecarSets).Delete(ctx, ns, metav1.DeleteOptions{}) })
 	Eventually(func() (bool, error) { return framework.SidecarSetPodWebhookOn(ctx, kube) }).WithContext(ctx).
 		WithTimeout(storyTimeout).WithPolling(poll).Should(BeTrue(), "the manager switches the pod webhook on")
+	Eventually(func(ctx context.Context) (bool, error) {
+		return framework.SidecarSetInjects(ctx, kube, ns, map[string]string{"app": "hot"})
+	}).WithContext(ctx).WithTimeout(storyTimeout).WithPolling(poll).Should(BeTrue(), "the API server calls the pod webhook")
 }
 
 // createHotPod creates the app pod on the real node; the SidecarSet injects sidecar-1 and sidecar-2.
