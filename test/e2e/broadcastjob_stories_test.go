@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -104,7 +105,8 @@ func podEnded(p corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
-// activeWatch samples the job's pods until stopped and keeps the most running at once.
+// activeWatch follows every change to the job's pods (a watch, not samples, so no brief extra pod slips
+// between two looks) until stopped, and keeps the most running at once.
 type activeWatch struct {
 	mu   sync.Mutex
 	most int
@@ -118,23 +120,44 @@ func watchActivePods(ctx context.Context, ns string) *activeWatch {
 	go func() {
 		defer GinkgoRecover()
 		defer close(w.done)
+		running := map[string]bool{}
+		rv := ""
 		for ctx.Err() == nil {
-			list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "broadcastjob-name=" + bcjName})
-			if err == nil {
-				n := 0
-				for _, p := range list.Items {
-					if p.DeletionTimestamp == nil && !podEnded(p) {
-						n++
-					}
-				}
-				w.mu.Lock()
-				w.most = max(w.most, n)
-				w.mu.Unlock()
+			opts := metav1.ListOptions{LabelSelector: "broadcastjob-name=" + bcjName, ResourceVersion: rv}
+			watcher, err := kube.CoreV1().Pods(ns).Watch(ctx, opts)
+			if err != nil {
+				time.Sleep(50 * time.Millisecond)
+				continue
 			}
-			time.Sleep(50 * time.Millisecond)
+			rv = w.follow(watcher, running, rv)
+			watcher.Stop()
 		}
 	}()
 	return w
+}
+
+// follow counts the pods running after each event until the watch ends, and returns the resource version to
+// resume from ("" after an error, such as a version too old: the next watch starts from a fresh list).
+func (w *activeWatch) follow(watcher watch.Interface, running map[string]bool, rv string) string {
+	for ev := range watcher.ResultChan() {
+		pod, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			clear(running)
+			return ""
+		}
+		rv = pod.ResourceVersion
+		running[pod.Name] = ev.Type != watch.Deleted && pod.DeletionTimestamp == nil && !podEnded(*pod)
+		n := 0
+		for _, r := range running {
+			if r {
+				n++
+			}
+		}
+		w.mu.Lock()
+		w.most = max(w.most, n)
+		w.mu.Unlock()
+	}
+	return rv
 }
 
 func (w *activeWatch) peak() int {

@@ -145,7 +145,8 @@ func TestDeadlineFailsThenTTLDeletes(t *testing.T) {
 	})
 }
 
-// With failing pods and parallelism 1, FailFast stops at the first failure and Continue runs every node.
+// With failing pods and parallelism 1, FailFast stops at the first failure, Pause pauses the job at it (no
+// condition: the job has not ended) and Continue runs every node.
 func TestFailurePolicies(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -155,6 +156,7 @@ func TestFailurePolicies(t *testing.T) {
 		failed, pods, event string
 	}{
 		{kruiseappsv1alpha1.FailurePolicyTypeFailFast, kruiseappsv1alpha1.PhaseFailed, kruiseappsv1alpha1.JobFailed, "1", "1", "FailedPodFound"},
+		{kruiseappsv1alpha1.FailurePolicyTypePause, kruiseappsv1alpha1.PhasePaused, "", "1", "1", "Paused"},
 		{kruiseappsv1alpha1.FailurePolicyTypeContinue, kruiseappsv1alpha1.PhaseCompleted, kruiseappsv1alpha1.JobComplete, "3", "3", "JobComplete"},
 	} {
 		t.Run(string(tc.policy), func(t *testing.T) {
@@ -169,7 +171,7 @@ func TestFailurePolicies(t *testing.T) {
 			create(t, c, job)
 			got := waitJob(t, c, job, string(tc.phase), func(s kruiseappsv1alpha1.BroadcastJobStatus) bool { return s.Phase == tc.phase })
 			s := got.Status
-			if fmt.Sprint(s.Failed) != tc.failed || s.Succeeded != 0 || s.Desired != 3 || condition(s, tc.condition) == nil {
+			if fmt.Sprint(s.Failed) != tc.failed || s.Succeeded != 0 || s.Desired != 3 || !endedAs(s, tc.condition) {
 				t.Errorf("status %+v", s)
 			}
 			pods, err := jobPods(t.Context(), c, job)

@@ -198,6 +198,14 @@ func eventNotes(ctx context.Context, c client.Client, job *kruiseappsv1alpha1.Br
 }
 
 // condition is the job's condition of type t, if any.
+// endedAs tells whether the status has condition t; t "" asks for a job not ended, with no condition.
+func endedAs(s kruiseappsv1alpha1.BroadcastJobStatus, t kruiseappsv1alpha1.JobConditionType) bool {
+	if t == "" {
+		return len(s.Conditions) == 0
+	}
+	return condition(s, t) != nil
+}
+
 func condition(s kruiseappsv1alpha1.BroadcastJobStatus, t kruiseappsv1alpha1.JobConditionType) *kruiseappsv1alpha1.JobCondition {
 	for i := range s.Conditions {
 		if s.Conditions[i].Type == t {
