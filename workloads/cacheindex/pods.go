@@ -20,17 +20,34 @@ type Pods struct {
 	// indexer is the pod informer's; nil reads through client (and, with a name, its field index).
 	indexer toolscache.Indexer
 	client  client.Client
+	// acrossNamespaces: the keys are not taken within the pod's namespace.
+	acrossNamespaces bool
 }
 
 // IndexPods indexes the manager's pods under name by keys, which are taken within each pod's namespace. A cache
 // whose informers expose no indexer gets a field index of the same name, read through the manager's client.
 func IndexPods(mgr manager.Manager, name string, keys func(*corev1.Pod) []string) (*Pods, error) {
+	return indexPods(mgr, name, keys, namespacedKeys(keys))
+}
+
+// IndexPodsAcrossNamespaces indexes the manager's pods under name by keys that mean the same in every
+// namespace, such as the names of the cluster-scoped objects that own a part of them; Get reads every namespace
+// when given "".
+func IndexPodsAcrossNamespaces(mgr manager.Manager, name string, keys func(*corev1.Pod) []string) (*Pods, error) {
+	pods, err := indexPods(mgr, name, keys, podKeys(keys))
+	if pods != nil {
+		pods.acrossNamespaces = true
+	}
+	return pods, err
+}
+
+func indexPods(mgr manager.Manager, name string, keys func(*corev1.Pod) []string, index toolscache.IndexFunc) (*Pods, error) {
 	informer, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Pod{})
 	if err != nil {
 		return nil, fmt.Errorf("getting the pod informer: %w", err)
 	}
 	if indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer }); ok {
-		if err := informer.AddIndexers(toolscache.Indexers{name: namespacedKeys(keys)}); err != nil {
+		if err := informer.AddIndexers(toolscache.Indexers{name: index}); err != nil {
 			return nil, fmt.Errorf("indexing pods by %s: %w", name, err)
 		}
 		return &Pods{name: name, indexer: indexed.GetIndexer()}, nil
@@ -78,6 +95,16 @@ func namespacedKeys(keys func(*corev1.Pod) []string) toolscache.IndexFunc {
 	}
 }
 
+func podKeys(keys func(*corev1.Pod) []string) toolscache.IndexFunc {
+	return func(obj any) ([]string, error) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			return nil, fmt.Errorf("indexing pods: got %T", obj)
+		}
+		return keys(pod), nil
+	}
+}
+
 func namespaced(ns, key string) string {
 	return ns + "/" + key
 }
@@ -95,7 +122,8 @@ func Shallow(pods []*corev1.Pod) []*corev1.Pod {
 	return out
 }
 
-// Get returns the pods of namespace ns indexed under key that sel (nil: every one) matches.
+// Get returns the pods of namespace ns (of every namespace for "", with keys across namespaces) indexed under
+// key that sel (nil: every one) matches.
 func (p *Pods) Get(ctx context.Context, ns, key string, sel labels.Selector) ([]*corev1.Pod, error) {
 	if p.indexer == nil {
 		var fields client.MatchingFields
@@ -103,6 +131,9 @@ func (p *Pods) Get(ctx context.Context, ns, key string, sel labels.Selector) ([]
 			fields = client.MatchingFields{p.name: key}
 		}
 		return p.list(ctx, ns, sel, fields)
+	}
+	if p.acrossNamespaces {
+		return p.byIndex(p.name, key, ns, sel)
 	}
 	return p.byIndex(p.name, namespaced(ns, key), ns, sel)
 }
@@ -122,7 +153,7 @@ func (p *Pods) byIndex(index, value, ns string, sel labels.Selector) ([]*corev1.
 	}
 	out := make([]*corev1.Pod, 0, len(objs))
 	for _, obj := range objs {
-		if pod, ok := obj.(*corev1.Pod); ok && pod.Namespace == ns && (sel == nil || sel.Matches(labels.Set(pod.Labels))) {
+		if pod, ok := obj.(*corev1.Pod); ok && (ns == "" || pod.Namespace == ns) && (sel == nil || sel.Matches(labels.Set(pod.Labels))) {
 			out = append(out, pod)
 		}
 	}

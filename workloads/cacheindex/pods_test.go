@@ -96,3 +96,35 @@ func TestShallowLeavesTheCacheAlone(t *testing.T) {
 		t.Errorf("cached %s, copy %s: replacing the copy must leave the cached pod as it was", cached.ResourceVersion, copies[0].ResourceVersion)
 	}
 }
+
+// Keys across namespaces: the indexer and a client's field index read one key's pods in every namespace, or in
+// one.
+func TestPodsAcrossNamespaces(t *testing.T) {
+	pod := func(ns, name, team string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"team": team}}}
+	}
+	pods := []*corev1.Pod{pod("ns", "a1", "a"), pod("other", "a2", "a"), pod("ns", "b1", "b")}
+	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{byTeam: podKeys(teamOf)})
+	for _, p := range pods {
+		if err := indexer.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readers := map[string]*Pods{"indexer": {name: byTeam, indexer: indexer, acrossNamespaces: true}, "client": fromClient(t, pods)}
+	for name, r := range readers {
+		for ns, want := range map[string][]string{"": {"ns/a1", "other/a2"}, "other": {"other/a2"}} {
+			got, err := r.Get(context.Background(), ns, "a", nil)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			var keys []string
+			for _, p := range got {
+				keys = append(keys, p.Namespace+"/"+p.Name)
+			}
+			slices.Sort(keys)
+			if !slices.Equal(keys, want) {
+				t.Errorf("%s, namespace %q: %v, want %v", name, ns, keys, want)
+			}
+		}
+	}
+}

@@ -6,6 +6,8 @@ package controller
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,16 +17,20 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/flotilla-dev/flotilla/sidecarset/inject"
 	"github.com/flotilla-dev/flotilla/sidecarset/internal/plan"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
 	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
+	"github.com/flotilla-dev/flotilla/workloads/paced"
 )
 
 // ControllerName names the controller, its logs and the source of its events (upstream's).
@@ -35,6 +41,14 @@ const expectationsTTL = 30 * time.Second
 
 // conflictRetry is how soon a reconcile that lost a write race looks again.
 const conflictRetry = 100 * time.Millisecond
+
+// podEventInterval paces the reconciles pod events ask for: a SidecarSet that selects the pods of a burst of
+// creations (a Deployment scaled out, a namespace's pods recreated) reads its pods and writes its status
+// once a second, not once per pod, and the pod webhook on the same manager keeps its CPU.
+const podEventInterval = time.Second
+
+// podIndex indexes the cached pods by the SidecarSets that injected them.
+const podIndex = "sidecarset.injected"
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets/status,verbs=get;update;patch
@@ -57,14 +71,21 @@ type Reconciler struct {
 	Workers int
 
 	expectations *expectations.Expectations
+	pods         *cacheindex.Pods
 }
 
-// SetupWithManager registers the controller: it watches SidecarSets and the pods they injected.
+// SetupWithManager registers the controller: it watches SidecarSets' specs (not the status it writes
+// itself) and, paced, the pods they injected.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Namespace == "" {
 		return errors.New("the SidecarSet controller needs the namespace of its revisions")
 	}
 	r.setDefaults(mgr)
+	pods, err := cacheindex.IndexPodsAcrossNamespaces(mgr, podIndex, injectedNames)
+	if err != nil {
+		return err
+	}
+	r.pods = pods
 	workers := r.Workers
 	if workers <= 0 {
 		workers = 3
@@ -72,8 +93,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		For(&kruiseappsv1alpha1.SidecarSet{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(injectedBy)).
+		For(&kruiseappsv1alpha1.SidecarSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Pod{}, paced.New(podEventInterval, nil).Handler(injectedBy)).
 		Watches(&appsv1.ControllerRevision{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
 			&kruiseappsv1alpha1.SidecarSet{}, handler.OnlyControllerOwner())).
 		Complete(r)
@@ -99,10 +120,15 @@ func injectedBy(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	var out []reconcile.Request
-	for name := range inject.PodHashes(pod, kruiseappsv1alpha1.SidecarSetHashAnnotation) {
+	for _, name := range injectedNames(pod) {
 		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
 	}
 	return out
+}
+
+// injectedNames are the SidecarSets a pod's hash annotation names.
+func injectedNames(pod *corev1.Pod) []string {
+	return slices.Collect(maps.Keys(inject.PodHashes(pod, kruiseappsv1alpha1.SidecarSetHashAnnotation)))
 }
 
 // Reconcile brings one SidecarSet's revisions, pods and status up to date.

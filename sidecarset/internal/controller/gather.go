@@ -9,33 +9,28 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/flotilla-dev/flotilla/sidecarset/inject"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
-// gather lists the SidecarSet's pods: active pods its selector and namespaces match that it injected. They
-// are the cache's own, read only (the plan and the writes copy a pod before changing it): a reconcile
-// follows every pod event, and copying every selected pod each time is work for nothing.
+// gather reads the SidecarSet's pods: active pods its selector and namespaces match that it injected, from
+// the cache's index of them. They are the cache's own, read only (the plan and the writes copy a pod before
+// changing it): a reconcile follows pod events, and copying every selected pod each time is work for nothing.
 func (r *Reconciler) gather(ctx context.Context, set *kruiseappsv1alpha1.SidecarSet) ([]*corev1.Pod, error) {
 	sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
 	if err != nil {
 		return nil, reconcile.TerminalError(fmt.Errorf("spec.selector: %w", err))
 	}
-	opts := []client.ListOption{client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy}
-	if set.Spec.Namespace != "" {
-		opts = append(opts, client.InNamespace(set.Spec.Namespace))
-	}
-	list := &corev1.PodList{}
-	if err := r.Client.List(ctx, list, opts...); err != nil {
-		return nil, fmt.Errorf("listing pods: %w", err)
+	injected, err := r.pods.Get(ctx, set.Spec.Namespace, set.Name, sel)
+	if err != nil {
+		return nil, err
 	}
 	inNamespaces, err := r.namespaceFilter(ctx, set)
 	if err != nil {
 		return nil, err
 	}
 	var pods []*corev1.Pod
-	for i := range list.Items {
-		if p := &list.Items[i]; active(p) && inNamespaces(p.Namespace) && inject.PodHash(p, set.Name) != "" {
+	for _, p := range injected {
+		if active(p) && inNamespaces(p.Namespace) {
 			pods = append(pods, p)
 		}
 	}

@@ -14,10 +14,12 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -53,7 +55,8 @@ type Reconciler struct {
 	Configuration string
 }
 
-// SetupWithManager runs the controller on every SidecarSet event, at start and every resync.
+// SetupWithManager runs the controller when a SidecarSet comes or goes, at start and every resync. Updates
+// are left out: every status write of every SidecarSet is one, and only existence counts here.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Client == nil {
 		r.Client = mgr.GetClient()
@@ -72,7 +75,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: WebhookName}}}
 	})
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
-		Watches(&kruiseappsv1alpha1.SidecarSet{}, one).
+		Watches(&kruiseappsv1alpha1.SidecarSet{}, one, builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(event.UpdateEvent) bool { return false },
+		})).
 		WatchesRawSource(source.Channel(start, one)).
 		Complete(r)
 }
