@@ -84,9 +84,7 @@ type itEnv struct {
 }
 
 func TestCertManagerIntegration(t *testing.T) {
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	env := startCertManager(ctx, t)

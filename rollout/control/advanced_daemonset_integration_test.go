@@ -23,10 +23,10 @@ import (
 // revision in status and runs the pods. The partition freezes at desiredNumberScheduled, only ever goes
 // down, and is gone with the pause and control-info once the release completes and every node is updated.
 func TestAdvancedDaemonSetRelease(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, clusterConfig)
 	t.Parallel()
 	c := managertest.DirectClient(t, clusterConfig, managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme))
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "control-it")
 	ds := &kruiseappsv1alpha1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: ns},
 		Spec: kruiseappsv1alpha1.DaemonSetSpec{

@@ -17,16 +17,17 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 // TestDeploymentBlueGreenRelease releases a 4-replica Deployment blue-green in batches of 2 and 4 with
 // kube-controller-manager rolling it: every batch surges new pods beside the old ones and deletes none, and
 // finalising rolls the Deployment out to 4 new pods, restores its strategy and turns its HPA back on.
 func TestDeploymentBlueGreenRelease(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, clusterConfig)
 	t.Parallel()
 	c := directClient(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "control-it")
 	d := blueGreenDeployment(ns)
 	if err := c.Create(t.Context(), d); err != nil {
 		t.Fatal(err)
@@ -213,10 +214,10 @@ func assertReleased(t *testing.T, c client.Client, d *appsv1.Deployment, hpa *au
 // Initialize): the stable ReplicaSet is an old one, which keeps its inflated minReadySeconds so that its pods
 // count as unavailable, and an Immediate finalise restores the Deployment at once.
 func TestDeploymentBlueGreenHoldsStableReplicaSet(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, clusterConfig)
 	t.Parallel()
 	c := directClient(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "control-it")
 	d := blueGreenDeployment(ns)
 	d.Spec.Replicas = ptr.To[int32](2)
 	if err := c.Create(t.Context(), d); err != nil {

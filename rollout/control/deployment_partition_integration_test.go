@@ -19,6 +19,7 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 // staleReads serves one fixed copy of the Deployment, as a cache that has not caught up does.
@@ -36,10 +37,10 @@ func (s staleReads) Get(_ context.Context, _ client.ObjectKey, obj client.Object
 // that missed only status writes (kube-controller-manager's, with every pod) still moves the partition; a read
 // that missed a change of the strategy annotation gets a conflict; a release that lost control gets an error.
 func TestDeploymentPartitionUpgradeBatch(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, clusterConfig)
 	t.Parallel()
 	c := directClient(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "control-it")
 	d := blueGreenDeployment(ns)
 	d.Spec.Replicas = ptr.To[int32](0)
 	if err := c.Create(t.Context(), d); err != nil {
@@ -128,7 +129,7 @@ func quote(s string) string {
 // first removes the stamps and the release's pod labels, then waits; kube-controller-manager then adopts the
 // release's new ReplicaSet.
 func TestDeploymentPartitionFinalizeUnstamps(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, clusterConfig)
 	t.Parallel()
 	c := directClient(t)
 	target, d, rs := stampedRelease(t, c)
@@ -169,7 +170,7 @@ func TestDeploymentPartitionFinalizeUnstamps(t *testing.T) {
 // Advanced Deployment controller created stamped with the first batch's pod labels.
 func stampedRelease(t *testing.T, c client.Client) (control.Target, *appsv1.Deployment, *appsv1.ReplicaSet) {
 	t.Helper()
-	d := blueGreenDeployment(newNamespace(t, c))
+	d := blueGreenDeployment(managertest.Namespace(t, c, "control-it"))
 	if err := c.Create(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func stampedRelease(t *testing.T, c client.Client) (control.Target, *appsv1.Depl
 // A release that leaves its Deployment paused (handed over, or deleted with KeepWorkloadPausedOnRolloutDeletion)
 // removes the stamps too, without waiting: whoever resumes the Deployment later must find its templates clean.
 func TestDeploymentPartitionFinalizePausedUnstamps(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, clusterConfig)
 	t.Parallel()
 	c := directClient(t)
 	target, d, rs := stampedRelease(t, c)

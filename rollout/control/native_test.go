@@ -47,15 +47,6 @@ func startManager(t *testing.T, setup func(ctrl.Manager) error) client.Client {
 	return managertest.Start(t, clusterConfig, itScheme(t), setup).GetClient()
 }
 
-func newNamespace(t *testing.T, c client.Client) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "control-it-"}}
-	if err := c.Create(t.Context(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
-
 // releaseTarget is a release of the workload apiVersion/kind ns/name by a BatchRelease that exists only as an
 // owner reference.
 func releaseTarget(ns, apiVersion, kind, name string, plan rolloutsv1beta1.ReleasePlan) control.Target {
@@ -151,10 +142,10 @@ func mustGet(t *testing.T, c client.Client, obj client.Object) {
 // partition freezes, then lets exactly the highest ordinals update, never moves back, and is gone at the end
 // with every pod updated.
 func TestStatefulSetRelease(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, clusterConfig)
 	t.Parallel()
 	c := directClient(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "control-it")
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
 		Spec: appsv1.StatefulSetSpec{
@@ -249,11 +240,11 @@ func assertRevisions(t *testing.T, got, want map[string]string) {
 // the DaemonSet switches to OnDelete, each batch replaces exactly the pods it asks for, and finalising restores
 // the RollingUpdate strategy and drops the release's annotations.
 func TestNativeDaemonSetRelease(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, clusterConfig)
 	t.Parallel()
 	c := directClient(t)
 	startManager(t, nativedaemonset.SetupWithManager)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "control-it")
 	ds := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: ns},
 		Spec: appsv1.DaemonSetSpec{
@@ -352,11 +343,11 @@ func assertDeletionEvent(t *testing.T, c client.Client, ds *appsv1.DaemonSet) {
 // manager's cached client as the engine uses it: one canary only, scaled up and never down, then the stable
 // Deployment resumes and the canary is deleted.
 func TestDeploymentCanaryRelease(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, clusterConfig)
 	t.Parallel()
 	c := directClient(t)
 	cached := startManager(t, nil)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "control-it")
 	stable := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
 		Spec: appsv1.DeploymentSpec{

@@ -26,11 +26,3 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(managertest.Main(m, opts, &clusterConfig))
 }
-
-// needCluster skips a test that needs the control plane when there is none.
-func needCluster(t *testing.T) {
-	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
-}

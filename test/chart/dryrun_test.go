@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 // fieldOwner is the field manager of the test's applies.
@@ -23,7 +25,7 @@ const fieldOwner = client.FieldOwner("flotilla-chart-test")
 // restricted Pod Security level: the manager's pod template must raise no warning, the node agent's only
 // those its job needs (agentExemptions).
 func TestServerSideDryRun(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, cfg)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := render(t, c.rel)
@@ -77,7 +79,7 @@ func beyondAgentExemptions(warnings []string) []string {
 
 // TestServerSideDryRunWarns shows that TestServerSideDryRun would notice a pod below the restricted level.
 func TestServerSideDryRunWarns(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, cfg)
 	rel := defaultRelease("--set", "podSecurityContext=null")
 	ensureRestrictedNamespace(t, rel.namespace)
 	warnings := dryRunApply(t, render(t, rel).one(t, "Deployment"))

@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 // fakeCABundle stands for the CA bundle the manager injects.
@@ -25,7 +27,7 @@ var fakeCABundle = []byte("-----BEGIN CERTIFICATE-----\nflotilla-chart-test\n---
 // bundle the manager injected into the others, and an uninstall that removes the webhook configurations and
 // leaves the CRDs. No manager runs: the cluster has no kubelet.
 func TestInstallUpgradeUninstall(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, cfg)
 	kubeconfig := adminKubeconfig(t)
 	helmAt := func(args ...string) {
 		t.Helper()

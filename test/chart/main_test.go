@@ -44,13 +44,6 @@ const (
 	kubeVersion = "v1.37.2"
 )
 
-func needCluster(t *testing.T) {
-	t.Helper()
-	if cfg == nil {
-		t.Skip("no control plane in -short mode")
-	}
-}
-
 func repoRoot(t testing.TB) string {
 	t.Helper()
 	root, err := cluster.RepoRoot()

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-dev/flotilla/test/e2e/framework"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 // leaseName is the manager's leader-election ID (rollout/cmd/manager).
@@ -74,7 +75,7 @@ func TestManagerAcceptsRenderedArgs(t *testing.T) {
 // webhook configurations, CRDs), win the leader election (Lease, events) and start every controller's
 // informers, without a single forbidden request.
 func TestManagerRunsWithChartRBAC(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, cfg)
 	bin := managerBinary(t)
 	rel := release{name: "flotilla", namespace: "flotilla-rbac"}
 	r := render(t, rel).managerPart()

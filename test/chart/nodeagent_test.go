@@ -83,7 +83,7 @@ func TestNodeAgentAcceptsRenderedArgs(t *testing.T) {
 // (watch the request, read the pod, stop the container, write the status, record events) without a
 // forbidden request.
 func TestNodeAgentRunsWithChartRBAC(t *testing.T) {
-	needCluster(t)
+	managertest.RequireCluster(t, cfg)
 	bin := agentBinary(t)
 	rel := release{name: "flotilla", namespace: "flotilla-agent-rbac"}
 	r := render(t, rel).agentPart()

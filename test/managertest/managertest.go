@@ -6,11 +6,15 @@ package managertest
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -128,4 +132,59 @@ func Create(t testing.TB, c client.Client, obj client.Object) {
 	if err := c.Create(t.Context(), obj); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// RequireCluster skips the test when cfg is nil: the package runs without a control plane (-short).
+func RequireCluster(t testing.TB, cfg *rest.Config) {
+	t.Helper()
+	if cfg == nil {
+		t.Skip("no control plane in -short mode")
+	}
+}
+
+// Namespace creates a namespace named prefix-<suffix>, the suffix the API server's: a test run again in the
+// same process (-count) never meets its previous namespace, which may still be terminating.
+func Namespace(t testing.TB, c client.Client, prefix string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	Create(t, c, ns)
+	return ns.Name
+}
+
+// NamespaceWithServiceAccount is Namespace with the namespace's "default" ServiceAccount, which pod admission
+// looks up: without a serviceaccount controller, nothing else creates it.
+func NamespaceWithServiceAccount(t testing.TB, c client.Client, prefix string) string {
+	t.Helper()
+	ns := Namespace(t, c, prefix)
+	Create(t, c, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}})
+	return ns
+}
+
+// pools and poolNodes number the pools and their nodes of the process, so that names never repeat.
+var pools, poolNodes atomic.Int32
+
+// NodePool adds n kwok nodes of one test's own to the cluster and returns the pool's name. Node i is
+// <pool>-<i>, labelled pool=<pool> and index=<i>, and tainted taintKey=<pool>:NoSchedule so that only the
+// test's pods, which tolerate taintKey, run there, and not the other tests' nor the cluster's own. The nodes
+// go when the test ends.
+func NodePool(t testing.TB, c client.Client, n int, taintKey string) string {
+	t.Helper()
+	pool := fmt.Sprintf("pool-%d", pools.Add(1))
+	for i := range n {
+		PoolNode(t, c, pool, i, taintKey)
+	}
+	return pool
+}
+
+// PoolNode adds node i to pool as NodePool does: a node that joins a test's pool later.
+func PoolNode(t testing.TB, c client.Client, pool string, i int, taintKey string) *corev1.Node {
+	t.Helper()
+	// The index picks the node's address; from 1000 on it stays clear of the cluster's own nodes.
+	node := cluster.KwokNode(fmt.Sprintf("%s-%d", pool, i), 1000+int(poolNodes.Add(1)), 0)
+	node.Labels["pool"] = pool
+	node.Labels["index"] = fmt.Sprint(i)
+	node.Spec.Taints = []corev1.Taint{{Key: taintKey, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
+	Create(t, c, node)
+	t.Cleanup(func() { _ = c.Delete(context.Background(), node) })
+	return node
 }

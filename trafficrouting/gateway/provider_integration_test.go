@@ -24,6 +24,7 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	"github.com/flotilla-dev/flotilla/trafficrouting"
 	"github.com/flotilla-dev/flotilla/trafficrouting/providertest"
 )
@@ -49,9 +50,7 @@ type env struct {
 
 func newEnv(t *testing.T) env {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gatewayv1.Install, gatewayv1beta1.Install} {
 		if err := add(scheme); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/test/cluster"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	"github.com/flotilla-dev/flotilla/trafficrouting"
 	"github.com/flotilla-dev/flotilla/trafficrouting/ingress"
 	"github.com/flotilla-dev/flotilla/trafficrouting/luavm"
@@ -36,9 +37,7 @@ const configNamespace = "flotilla-system"
 
 func newClient(t *testing.T) client.Client {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	c, err := client.New(clusterConfig, client.Options{Scheme: clientgoscheme.Scheme})
 	if err != nil {
 		t.Fatal(err)

@@ -76,9 +76,7 @@ func TestControllerInitialisesTheCondition(t *testing.T) {
 // startController runs the controller in-process until the test ends and returns a direct client.
 func startController(t *testing.T) client.Client {
 	t.Helper()
-	if cfg == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, cfg)
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme)
 	managertest.Start(t, cfg, scheme, func(mgr ctrl.Manager) error {
 		// Several workload modules set it up; the second call must not fail on the controller's name.

@@ -2,7 +2,6 @@ package containermeta
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"slices"
 	"sync"
@@ -52,9 +51,7 @@ type kubelet struct {
 
 func startReporter(t *testing.T) *kubelet {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	k := &kubelet{t: t, rt: critest.Start(t), env: map[string]string{}}
 	k.rt.OnExec(func(id string, cmd []string) (cri.ExecResult, error) {
 		k.mu.Lock()
@@ -158,7 +155,7 @@ func (k *kubelet) waitReport(pod *corev1.Pod, id string) {
 
 func TestRestartsAContainerForNewLabelValues(t *testing.T) {
 	k := startReporter(t)
-	ns := newNamespace(t, k.c)
+	ns := managertest.NamespaceWithServiceAccount(t, k.c, "meta")
 	succeeded := restartsCounted(t)
 	pod := k.runPod(ns, "web-1", node, true)
 	first := pod.Status.ContainerStatuses[0].ContainerID[len("containerd://"):]
@@ -210,7 +207,7 @@ func TestAContainerWithoutEnvIsNeverRestarted(t *testing.T) {
 	k.mu.Lock()
 	k.noEnv = true
 	k.mu.Unlock()
-	ns := newNamespace(t, k.c)
+	ns := managertest.NamespaceWithServiceAccount(t, k.c, "meta")
 	pod := k.runPod(ns, "web-1", node, true)
 	id := pod.Status.ContainerStatuses[0].ContainerID
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -254,7 +251,7 @@ func TestAContainerWithoutEnvIsNeverRestarted(t *testing.T) {
 
 func TestReportsOnlyKruisePodsOfItsNode(t *testing.T) {
 	k := startReporter(t)
-	ns := newNamespace(t, k.c)
+	ns := managertest.NamespaceWithServiceAccount(t, k.c, "meta")
 	plain := k.runPod(ns, "plain", node, false)
 	elsewhere := k.runPod(ns, "elsewhere", "node-other", true)
 	mine := k.runPod(ns, "mine", node, true)
@@ -267,19 +264,4 @@ func TestReportsOnlyKruisePodsOfItsNode(t *testing.T) {
 			t.Errorf("pod %s got a report: %s", p.Name, v)
 		}
 	}
-}
-
-var namespaces int
-
-func newNamespace(t *testing.T, c client.Client) string {
-	t.Helper()
-	namespaces++
-	ns := fmt.Sprintf("meta-%d-%d", time.Now().UnixNano()%100000, namespaces)
-	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}} {
-		if err := c.Create(t.Context(), o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ns
 }

@@ -59,12 +59,8 @@ var counter atomic.Int32
 // startAgent runs the executor for a fresh node in-process until the test ends.
 func startAgent(t *testing.T) *world {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
-	n := counter.Add(1)
-	w := &world{t: t, rt: critest.Start(t), node: fmt.Sprintf("node-%d", n),
-		ns: fmt.Sprintf("crr-%d-%d", time.Now().UnixNano()%100000, n)}
+	managertest.RequireCluster(t, clusterConfig)
+	w := &world{t: t, rt: critest.Start(t), node: fmt.Sprintf("node-%d", counter.Add(1))}
 	scheme := testScheme(t)
 	w.c = managertest.DirectClient(t, clusterConfig, scheme)
 	rt, err := cri.Dial(t.Context(), w.rt.Endpoint)
@@ -74,14 +70,7 @@ func startAgent(t *testing.T) *world {
 	t.Cleanup(func() { _ = rt.Close() })
 	managertest.Start(t, clusterConfig, scheme, (&Reconciler{NodeName: w.node, Runtime: rt}).SetupWithManager,
 		func(o *ctrl.Options) { o.Cache = cache.Options{ByObject: CacheByObject(w.node)} })
-	// Without a controller manager, the namespace's default service account (which pod admission looks
-	// up) is the test's to create.
-	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: w.ns}}} {
-		if err := w.c.Create(t.Context(), o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	w.ns = managertest.NamespaceWithServiceAccount(t, w.c, "crr")
 	return w
 }
 

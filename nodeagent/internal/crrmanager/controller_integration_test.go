@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,7 +43,7 @@ func TestMain(m *testing.M) {
 
 func TestSyncAnnotationFollowsThePod(t *testing.T) {
 	c := startController(t)
-	ns := namespace(t, c)
+	ns := managertest.NamespaceWithServiceAccount(t, c, "crr")
 	pod := createPod(t, c, ns, false)
 	crr := createCRR(t, c, pod, nil)
 	startRecreating(t, c, crr)
@@ -61,7 +60,7 @@ func TestSyncAnnotationFollowsThePod(t *testing.T) {
 
 func TestUnreadyGraceHoldsAndReleasesThePod(t *testing.T) {
 	c := startController(t)
-	ns := namespace(t, c)
+	ns := managertest.NamespaceWithServiceAccount(t, c, "crr")
 	pod := createPod(t, c, ns, true)
 	graced := func(crr *kruiseappsv1alpha1.ContainerRecreateRequest) {
 		crr.Spec.Strategy.UnreadyGracePeriodSeconds = ptr.To[int64](1)
@@ -96,7 +95,7 @@ func TestUnreadyGraceHoldsAndReleasesThePod(t *testing.T) {
 
 func TestRequestOfADeletedPodCompletes(t *testing.T) {
 	c := startController(t)
-	ns := namespace(t, c)
+	ns := managertest.NamespaceWithServiceAccount(t, c, "crr")
 	pod := createPod(t, c, ns, false)
 	crr := createCRR(t, c, pod, nil)
 	startRecreating(t, c, crr)
@@ -131,7 +130,7 @@ func podGoneMessage(msg string) bool {
 
 func TestDeadlineCompletesAndFailsTheUnfinishedContainers(t *testing.T) {
 	c := startController(t)
-	ns := namespace(t, c)
+	ns := managertest.NamespaceWithServiceAccount(t, c, "crr")
 	pod := createPod(t, c, ns, false)
 	crr := createCRR(t, c, pod, nil)
 	updateStatus(t, c, crr, func(s *kruiseappsv1alpha1.ContainerRecreateRequestStatus) {
@@ -163,7 +162,7 @@ func TestDeadlineCompletesAndFailsTheUnfinishedContainers(t *testing.T) {
 
 func TestTTLDeletesAFinishedRequest(t *testing.T) {
 	c := startController(t)
-	ns := namespace(t, c)
+	ns := managertest.NamespaceWithServiceAccount(t, c, "crr")
 	pod := createPod(t, c, ns, false)
 	kept := createCRR(t, c, pod, nil)
 	short := createCRR(t, c, pod, func(crr *kruiseappsv1alpha1.ContainerRecreateRequest) {
@@ -182,31 +181,12 @@ func TestTTLDeletesAFinishedRequest(t *testing.T) {
 // startController runs the controller in-process until the test ends and returns a direct client.
 func startController(t *testing.T) client.Client {
 	t.Helper()
-	if cfg == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, cfg)
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme)
 	managertest.Start(t, cfg, scheme, func(mgr ctrl.Manager) error {
 		return (&crrmanager.Reconciler{}).SetupWithManager(context.Background(), mgr)
 	})
 	return managertest.DirectClient(t, cfg, scheme)
-}
-
-var nsCounter atomic.Int32
-
-// namespace creates a namespace with the "default" ServiceAccount the ServiceAccount admission plugin wants;
-// no controller manager runs to create it.
-func namespace(t *testing.T, c client.Client) string {
-	t.Helper()
-	name := fmt.Sprintf("crr-%d-%d", time.Now().UnixNano()%100000, nsCounter.Add(1))
-	if err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name}}
-	if err := c.Create(t.Context(), sa); err != nil {
-		t.Fatal(err)
-	}
-	return name
 }
 
 // createPod creates pod p on node n1 whose container app runs since an hour ago; gated pods carry the

@@ -49,15 +49,11 @@ type env struct {
 // controller keeps revisions in the namespace and sees only its pods.
 func start(t *testing.T) *env {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme)
 	c := managertest.DirectClient(t, clusterConfig, scheme)
 	n := counter.Add(1)
-	e := &env{c: c, ns: fmt.Sprintf("scs-%d-%d", time.Now().UnixNano()%100000, n), node: fmt.Sprintf("scs-node-%d", n)}
-	create(t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}})
-	create(t, c, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "default"}})
+	e := &env{c: c, ns: managertest.NamespaceWithServiceAccount(t, c, "scs"), node: fmt.Sprintf("scs-node-%d", n)}
 	create(t, c, cluster.KwokNode(e.node, 3000+int(n), 0))
 	t.Cleanup(func() { _ = c.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: e.node}}) })
 	r := &Reconciler{Namespace: e.ns}

@@ -2,9 +2,7 @@ package launchpriority
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,20 +31,14 @@ func TestMain(m *testing.M) {
 	os.Exit(managertest.Main(m, cluster.Options{}, &clusterConfig))
 }
 
-var counter atomic.Int32
-
 // start creates a namespace and runs the controller with the manager's cache setup: pods slimmed as the
 // manager slims them, ConfigMaps cached from another namespace only.
 func start(t *testing.T) (client.Client, string) {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme)
 	c := managertest.DirectClient(t, clusterConfig, scheme)
-	ns := fmt.Sprintf("clp-%d-%d", time.Now().UnixNano()%100000, counter.Add(1))
-	create(t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	create(t, c, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}})
+	ns := managertest.NamespaceWithServiceAccount(t, c, "clp")
 	managertest.Start(t, clusterConfig, scheme, (&Reconciler{}).SetupWithManager, func(o *ctrl.Options) {
 		o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
 		o.Cache.ByObject = map[client.Object]cache.ByObject{

@@ -2,9 +2,7 @@ package terminator
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,8 +34,6 @@ func TestMain(m *testing.M) {
 	os.Exit(managertest.Main(m, cluster.Options{}, &clusterConfig))
 }
 
-var counter atomic.Int32
-
 // env is one test's world: a namespace, a suspended Job that owns its pods, and the terminator.
 type env struct {
 	c   client.Client
@@ -50,14 +46,10 @@ type env struct {
 // the terminator's env.
 func start(t *testing.T) *env {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme)
 	c := managertest.DirectClient(t, clusterConfig, scheme)
-	e := &env{c: c, ns: fmt.Sprintf("term-%d-%d", time.Now().UnixNano()%100000, counter.Add(1))}
-	create(t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}})
-	create(t, c, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "default"}})
+	e := &env{c: c, ns: managertest.NamespaceWithServiceAccount(t, c, "term")}
 	e.job = &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "job"},
 		Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{

@@ -25,20 +25,17 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 const pollTimeout = 60 * time.Second
 
-// newNamespace creates a namespace named after prefix; the API server adds a suffix, so that a test run again
-// in the same process (-count) never meets its previous namespace, still terminating.
+// newNamespace is managertest.Namespace, deleted again when the test ends.
 func newNamespace(t *testing.T, c client.Client, prefix string) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	if err := c.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
-	return ns.Name
+	ns := managertest.Namespace(t, c, prefix)
+	t.Cleanup(func() { _ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) })
+	return ns
 }
 
 func demoDeployment(ns, name string, replicas int32) *appsv1.Deployment {

@@ -15,9 +15,7 @@ import (
 // A reconcile that read the Deployment while a release held it writes its extra status only if the release
 // still holds it: a Deployment released meanwhile never gets the annotation back.
 func TestExtraStatusOnlyUnderTheRelease(t *testing.T) {
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	c := managertest.DirectClient(t, clusterConfig, managertest.Scheme(t, clientgoscheme.AddToScheme))
 	ns := newNamespace(t, c, "extra-status-guard")
 	status := rolloutsv1beta1.DeploymentExtraStatus{UpdatedReadyReplicas: 3, ExpectedUpdatedReplicas: 5}

@@ -114,9 +114,7 @@ func TestScaleStampsBatchLabels(t *testing.T) {
 // scaleFixture is a paused Deployment of 4 replicas in a new namespace, and a Reconciler writing directly.
 func scaleFixture(t *testing.T, namespace string) (client.Client, *appsv1.Deployment, *Reconciler) {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	c := managertest.DirectClient(t, clusterConfig, managertest.Scheme(t, clientgoscheme.AddToScheme))
 	d := demoDeployment(newNamespace(t, c, namespace), "web", 4)
 	d.Spec.Paused = true

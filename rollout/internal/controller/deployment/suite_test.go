@@ -29,9 +29,7 @@ func TestMain(m *testing.M) {
 // manager's cached client, the one the release engine uses too, and a direct client for assertions.
 func startManager(t *testing.T) (cached, direct client.Client) {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme)
 	mgr := managertest.Start(t, clusterConfig, scheme, SetupWithManager)
 	return mgr.GetClient(), managertest.DirectClient(t, clusterConfig, scheme)

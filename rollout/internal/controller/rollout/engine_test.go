@@ -50,9 +50,7 @@ func newScheme(t *testing.T) *runtime.Scheme {
 // startEngine runs the Rollout and BatchRelease controllers in-process until the test ends.
 func startEngine(t *testing.T) client.Client {
 	t.Helper()
-	if cfg == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, cfg)
 	managertest.Start(t, cfg, newScheme(t), func(mgr ctrl.Manager) error {
 		controls := control.NewRegistry()
 		if err := control.RegisterNative(controls, true); err != nil {
@@ -486,9 +484,7 @@ func expectForeignConditions(t *testing.T, ro *rolloutsv1beta1.Rollout) {
 // continuous release, or a new revision the webhook froze before the first BatchRelease): the engine, started
 // only then, creates a BatchRelease to release the workload before the Rollout goes.
 func TestDeleteWithoutBatchReleaseReleasesTheWorkload(t *testing.T) {
-	if cfg == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, cfg)
 	for _, kind := range []string{"StatefulSet", "Deployment"} {
 		t.Run(kind, func(t *testing.T) {
 			c := managertest.DirectClient(t, cfg, newScheme(t))

@@ -50,9 +50,7 @@ func newScheme(t *testing.T) *runtime.Scheme {
 // until the test ends, and returns a direct client.
 func startEngine(t *testing.T) client.Client {
 	t.Helper()
-	if cfg == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, cfg)
 	managertest.Start(t, cfg, newScheme(t), func(mgr ctrl.Manager) error {
 		controls := control.NewRegistry()
 		if err := control.RegisterNative(controls, true); err != nil {

@@ -50,9 +50,7 @@ func newScheme(t *testing.T) *runtime.Scheme {
 // returns a direct client.
 func startController(t *testing.T) client.Client {
 	t.Helper()
-	if cfg == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, cfg)
 	managertest.Start(t, cfg, newScheme(t), func(mgr ctrl.Manager) error {
 		registry := trafficrouting.NewRegistry()
 		scripts := trafficrouting.ConfigMapScripts{Reader: mgr.GetAPIReader(), Namespace: "flotilla-system"}

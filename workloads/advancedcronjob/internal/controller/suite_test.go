@@ -60,20 +60,15 @@ type env struct {
 // start creates a namespace and runs the controller on it, in UTC, on a fake clock at the real time.
 func start(t *testing.T) *env {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme)
 	e := &env{t: t, c: managertest.DirectClient(t, clusterConfig, scheme), clock: clocktesting.NewFakeClock(time.Now())}
-	e.ns = fmt.Sprintf("acj-%d-%d", time.Now().UnixNano()%100000, counter.Add(1))
-	e.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}})
+	e.ns = managertest.Namespace(t, e.c, "acj")
 	r := &Reconciler{Clock: e.clock, Local: time.UTC}
 	managertest.Start(t, clusterConfig, scheme, r.SetupWithManager,
 		func(o *ctrl.Options) { o.Cache.DefaultNamespaces = map[string]cache.Config{e.ns: {}} })
 	return e
 }
-
-var counter atomic.Int32
 
 func (e *env) create(obj client.Object) {
 	e.t.Helper()

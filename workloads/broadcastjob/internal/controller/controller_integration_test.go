@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
 )
@@ -24,7 +25,7 @@ import (
 func TestRunsToCompletionWithinParallelism(t *testing.T) {
 	t.Parallel()
 	c, ns, _ := startController(t)
-	pool := newPool(t, c, 5)
+	pool := managertest.NodePool(t, c, 5, poolTaint)
 	job := newJob(ns, pool, "1s", func(j *kruiseappsv1alpha1.BroadcastJob) { j.Spec.Parallelism = ptr.To(intstr.FromInt32(2)) })
 	peak := watchActive(t, c, job)
 	create(t, c, job)
@@ -109,7 +110,7 @@ func expectPods(t *testing.T, c client.Client, job *kruiseappsv1alpha1.Broadcast
 func TestDeadlineFailsThenTTLDeletes(t *testing.T) {
 	t.Parallel()
 	c, ns, clock := startController(t)
-	pool := newPool(t, c, 2)
+	pool := managertest.NodePool(t, c, 2, poolTaint)
 	job := newJob(ns, pool, "1h", func(j *kruiseappsv1alpha1.BroadcastJob) {
 		j.Spec.CompletionPolicy.ActiveDeadlineSeconds = ptr.To[int64](20)
 		j.Spec.CompletionPolicy.TTLSecondsAfterFinished = ptr.To[int32](10)
@@ -162,7 +163,7 @@ func TestFailurePolicies(t *testing.T) {
 		t.Run(string(tc.policy), func(t *testing.T) {
 			t.Parallel()
 			c, ns, _ := startController(t)
-			pool := newPool(t, c, 3)
+			pool := managertest.NodePool(t, c, 3, poolTaint)
 			job := newJob(ns, pool, "0s", func(j *kruiseappsv1alpha1.BroadcastJob) {
 				j.Spec.Parallelism = ptr.To(intstr.FromInt32(1))
 				j.Spec.FailurePolicy.Type = tc.policy
@@ -190,13 +191,13 @@ func TestFailurePolicies(t *testing.T) {
 func TestNeverCoversNewNodes(t *testing.T) {
 	t.Parallel()
 	c, ns, _ := startController(t)
-	pool := newPool(t, c, 1)
+	pool := managertest.NodePool(t, c, 1, poolTaint)
 	job := newJob(ns, pool, "0s", func(j *kruiseappsv1alpha1.BroadcastJob) {
 		j.Spec.CompletionPolicy.Type = kruiseappsv1alpha1.Never
 	})
 	create(t, c, job)
 	waitJob(t, c, job, "the first node done", func(s kruiseappsv1alpha1.BroadcastJobStatus) bool { return s.Succeeded == 1 })
-	addNode(t, c, pool, 1)
+	managertest.PoolNode(t, c, pool, 1, poolTaint)
 	got := waitJob(t, c, job, "the new node done", func(s kruiseappsv1alpha1.BroadcastJobStatus) bool {
 		return s.Succeeded == 2 && s.Desired == 2
 	})
@@ -210,7 +211,7 @@ func TestNeverCoversNewNodes(t *testing.T) {
 func TestPausedThenResumed(t *testing.T) {
 	t.Parallel()
 	c, ns, _ := startController(t)
-	pool := newPool(t, c, 2)
+	pool := managertest.NodePool(t, c, 2, poolTaint)
 	job := newJob(ns, pool, "0s", func(j *kruiseappsv1alpha1.BroadcastJob) { j.Spec.Paused = true })
 	create(t, c, job)
 	waitJob(t, c, job, "paused", func(s kruiseappsv1alpha1.BroadcastJobStatus) bool {

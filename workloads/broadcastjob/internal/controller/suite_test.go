@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,12 +48,10 @@ func TestMain(m *testing.M) {
 // the clock. Each test's controller sees only its namespace's objects (and every node).
 func startController(t *testing.T) (client.Client, string, *clocktesting.FakeClock) {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme)
 	c := managertest.DirectClient(t, clusterConfig, scheme)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "bcj")
 	clock := clocktesting.NewFakeClock(time.Now())
 	r := &Reconciler{Clock: clock}
 	managertest.Start(t, clusterConfig, scheme, r.SetupWithManager,
@@ -62,37 +59,9 @@ func startController(t *testing.T) (client.Client, string, *clocktesting.FakeClo
 	return c, ns, clock
 }
 
-var counter atomic.Int32
-
-func newNamespace(t *testing.T, c client.Client) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bcj-%d-%d", time.Now().UnixNano()%100000, counter.Add(1))}}
-	create(t, c, ns)
-	return ns.Name
-}
-
-// poolTaint keeps the other tests' jobs, and the cluster's own node's workloads, off a test's nodes.
+// poolTaint is the taint of the tests' node pools (managertest.NodePool), which newJob tolerates: it keeps
+// the other tests' jobs, and the cluster's own node's workloads, off a test's nodes.
 const poolTaint = "flotilla.dev/broadcastjob-test"
-
-// newPool adds n kwok nodes of its own to the cluster for one test, labelled pool=<name> and tainted so that
-// only the test's jobs (newJob tolerates the taint) run there; they go when the test ends.
-func newPool(t *testing.T, c client.Client, n int) string {
-	t.Helper()
-	pool := fmt.Sprintf("pool-%d", counter.Add(1))
-	for i := range n {
-		addNode(t, c, pool, i)
-	}
-	return pool
-}
-
-func addNode(t *testing.T, c client.Client, pool string, i int) {
-	t.Helper()
-	node := cluster.KwokNode(fmt.Sprintf("%s-%d", pool, i), 2000+int(counter.Add(1)), 0)
-	node.Labels["pool"] = pool
-	node.Spec.Taints = []corev1.Taint{{Key: poolTaint, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
-	create(t, c, node)
-	t.Cleanup(func() { _ = c.Delete(context.Background(), node) })
-}
 
 // runFor is the annotation that keeps a job's pod running that long before kwok completes it.
 const runFor = "pod-complete.stage.kwok.x-k8s.io/delay"

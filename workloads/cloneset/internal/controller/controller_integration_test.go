@@ -131,7 +131,7 @@ func waitEvents(t *testing.T, c client.Client, cs *kruiseappsv1alpha1.CloneSet, 
 
 func TestCreateLabelsPodsAndReportsStatus(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	cs := newCloneSet(ns, "web", 3, "nginx:1")
 	create(t, c, cs)
 	got := settled(t, c, cs, 3)
@@ -178,7 +178,7 @@ func settledInOneWrite(p corev1.Pod) bool {
 
 func TestInPlaceUpdateKeepsPods(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	cs := newCloneSet(ns, "inplace", 3, "nginx:1", inPlace)
 	create(t, c, cs)
 	before := identities(settled(t, c, cs, 3))
@@ -202,7 +202,7 @@ func TestInPlaceUpdateKeepsPods(t *testing.T) {
 
 func TestRecreateWhenNotInPlace(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	cs := newCloneSet(ns, "recreate", 2, "nginx:1", inPlace)
 	create(t, c, cs)
 	before := identities(settled(t, c, cs, 2))
@@ -219,7 +219,7 @@ func TestRecreateWhenNotInPlace(t *testing.T) {
 
 func TestPartitionKeepsOldPods(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	cs := newCloneSet(ns, "part", 4, "nginx:alpine", inPlace, func(cs *kruiseappsv1alpha1.CloneSet) {
 		cs.Spec.UpdateStrategy.Partition = ptr.To(intstr.FromInt32(2))
 	})
@@ -238,7 +238,7 @@ func TestPartitionKeepsOldPods(t *testing.T) {
 
 func TestPodsToDeleteWithScaleDown(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	cs := newCloneSet(ns, "pick", 4, "nginx:1")
 	create(t, c, cs)
 	before := settled(t, c, cs, 4)
@@ -260,7 +260,7 @@ func TestPodsToDeleteWithScaleDown(t *testing.T) {
 
 func TestClaimsFollowInstances(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	cs := newCloneSet(ns, "data", 2, "nginx:1", func(cs *kruiseappsv1alpha1.CloneSet) {
 		cs.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
 			ObjectMeta: metav1.ObjectMeta{Name: "data"},
@@ -324,7 +324,7 @@ func claimsFor(ctx context.Context, t *testing.T, c client.Client, ns string, ps
 
 func TestPreDeleteHookHoldsPod(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	const hook = "example.com/unready-blocker-delete"
 	cs := newCloneSet(ns, "hooked", 2, "nginx:1", func(cs *kruiseappsv1alpha1.CloneSet) {
 		cs.Spec.Lifecycle = &kruiseappspub.Lifecycle{PreDelete: &kruiseappspub.LifecycleHook{LabelsHandler: map[string]string{hook: "true"}}}
@@ -359,7 +359,7 @@ func TestPreDeleteHookHoldsPod(t *testing.T) {
 
 func TestEmptySelectorIsReported(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	cs := newCloneSet(ns, "noselector", 1, "nginx:1", func(cs *kruiseappsv1alpha1.CloneSet) {
 		cs.Spec.Selector = &metav1.LabelSelector{}
 	})

@@ -22,7 +22,7 @@ import (
 func TestGracePeriodDelaysTheImage(t *testing.T) {
 	const grace = 3
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	cs := newCloneSet(ns, "grace", 1, "nginx:1", inPlace, func(cs *kruiseappsv1alpha1.CloneSet) {
 		cs.Spec.UpdateStrategy.InPlaceUpdateStrategy = &kruiseappspub.InPlaceUpdateStrategy{GracePeriodSeconds: grace}
 	})
@@ -67,7 +67,7 @@ func TestGracePeriodDelaysTheImage(t *testing.T) {
 // replicas + maxSurge pods.
 func TestInPlaceUpdateSurges(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	cs := newCloneSet(ns, "surge", 2, "nginx:1", inPlace, func(cs *kruiseappsv1alpha1.CloneSet) {
 		cs.Spec.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(1))
 		cs.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromInt32(0))
@@ -94,7 +94,7 @@ func TestInPlaceUpdateSurges(t *testing.T) {
 
 func TestOnDeleteWaitsForDeletion(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	cs := newCloneSet(ns, "ondelete", 2, "nginx:1", func(cs *kruiseappsv1alpha1.CloneSet) {
 		cs.Spec.UpdateStrategy.Type = kruiseappsv1alpha1.OnDeleteCloneSetUpdateStrategyType
 	})
@@ -123,7 +123,7 @@ func TestOnDeleteWaitsForDeletion(t *testing.T) {
 
 func TestProgressDeadline(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	cs := newCloneSet(ns, "deadline", 1, "nginx:1", func(cs *kruiseappsv1alpha1.CloneSet) {
 		cs.Spec.ProgressDeadlineSeconds = ptr.To[int32](2)
 		cs.Spec.Template.Spec.NodeSelector = map[string]string{"no-such-node": "true"}
@@ -151,7 +151,7 @@ func TestProgressDeadline(t *testing.T) {
 
 func TestPreDownloadJobsForInPlaceUpdate(t *testing.T) {
 	c := startController(t, func(r *Reconciler) { r.PreDownloadImages = true })
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	cs := newCloneSet(ns, "pull", 4, "nginx:1", inPlace, func(cs *kruiseappsv1alpha1.CloneSet) {
 		cs.Annotations = map[string]string{kruiseappsv1alpha1.ImagePreDownloadParallelismKey: "2"}
 		cs.Spec.UpdateStrategy.Partition = ptr.To(intstr.FromInt32(2))
@@ -182,11 +182,9 @@ func TestPreDownloadJobsForInPlaceUpdate(t *testing.T) {
 }
 
 func TestAdoptsOrphanPods(t *testing.T) {
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	c := managertest.DirectClient(t, clusterConfig, testScheme(t))
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	orphan := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "left-behind", Labels: map[string]string{"app": "adopter"}},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "nginx:1"}}},
@@ -217,7 +215,7 @@ func TestAdoptsOrphanPods(t *testing.T) {
 
 func TestReleasesPodsTheSelectorNoLongerMatches(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "cs")
 	cs := newCloneSet(ns, "releaser", 2, "nginx:1")
 	create(t, c, cs)
 	ps := settled(t, c, cs, 2)

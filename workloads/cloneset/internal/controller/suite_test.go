@@ -3,14 +3,10 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -47,9 +43,7 @@ func testScheme(t *testing.T) *runtime.Scheme {
 // returns a direct client for the test's own reads and writes.
 func startController(t *testing.T, configure ...func(*Reconciler)) client.Client {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	scheme := testScheme(t)
 	r := &Reconciler{}
 	for _, c := range configure {
@@ -59,17 +53,6 @@ func startController(t *testing.T, configure ...func(*Reconciler)) client.Client
 		return errors.Join(r.SetupWithManager(mgr), podreadiness.SetupWithManager(mgr))
 	})
 	return managertest.DirectClient(t, clusterConfig, scheme)
-}
-
-var nsCounter atomic.Int32
-
-func newNamespace(t *testing.T, c client.Client) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cs-%d-%d", time.Now().UnixNano()%100000, nsCounter.Add(1))}}
-	if err := c.Create(t.Context(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
 }
 
 // eventually polls cond until it holds; what names the state in the failure.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
 )
@@ -27,7 +28,7 @@ func TestVolumeClaimTemplateChange(t *testing.T) {
 	for _, gate := range []bool{false, true} {
 		t.Run(fmt.Sprintf("gate=%v", gate), func(t *testing.T) {
 			c := startController(t, func(r *Reconciler) { r.RecreateOnVCTChange = gate })
-			ns := newNamespace(t, c)
+			ns := managertest.Namespace(t, c, "cs")
 			cs := newCloneSet(ns, "data", 2, "nginx:1", inPlace, func(cs *kruiseappsv1alpha1.CloneSet) {
 				cs.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromString("100%"))
 				cs.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{claimOfSize("1Gi")}

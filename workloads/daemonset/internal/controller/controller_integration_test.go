@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/plan"
@@ -27,7 +28,7 @@ import (
 func TestOnePodPerNode(t *testing.T) {
 	t.Parallel()
 	c, ns := startController(t)
-	pool := newPool(t, c, 3)
+	pool := managertest.NodePool(t, c, 3, poolTaint)
 	native := nativeTwin(t, c, pool)
 	ds := newDaemonSet(ns, pool, func(ds *kruiseappsv1alpha1.DaemonSet) { ds.Spec.Template = native.Spec.Template })
 	create(t, c, ds)
@@ -82,7 +83,7 @@ func expectDaemonPod(t *testing.T, ds *kruiseappsv1alpha1.DaemonSet, node string
 func nativeTwin(t *testing.T, c client.Client, pool string) *appsv1.DaemonSet {
 	t.Helper()
 	tmpl := newDaemonSet("", pool).Spec.Template
-	native := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: newNamespace(t, c), Name: "native"},
+	native := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: managertest.Namespace(t, c, "ds"), Name: "native"},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}}, Template: tmpl}}
 	create(t, c, native)
 	return native
@@ -120,12 +121,12 @@ func expectCondition(t *testing.T, ds *kruiseappsv1alpha1.DaemonSet, ct appsv1.D
 func TestNodesComeAndGo(t *testing.T) {
 	t.Parallel()
 	c, ns := startController(t)
-	pool := newPool(t, c, 2)
+	pool := managertest.NodePool(t, c, 2, poolTaint)
 	ds := newDaemonSet(ns, pool)
 	create(t, c, ds)
 	waitFleet(t, c, ds, 2, 2)
 
-	added := addNode(t, c, pool, 2)
+	added := managertest.PoolNode(t, c, pool, 2, poolTaint)
 	waitFleet(t, c, ds, 3, 3)
 
 	patchNode(t, c, pool+"-0", `{"metadata":{"labels":{"pool":"elsewhere"}}}`)
@@ -169,7 +170,7 @@ func patchNode(t *testing.T, c client.Client, name, patch string) {
 func TestStandardRollingUpdate(t *testing.T) {
 	t.Parallel()
 	c, ns := startController(t)
-	pool := newPool(t, c, 4)
+	pool := managertest.NodePool(t, c, 4, poolTaint)
 	ds := newDaemonSet(ns, pool, rollingUpdate(func(ru *kruiseappsv1alpha1.RollingUpdateDaemonSet) {
 		ru.MaxUnavailable = intOrStr(2)
 	}))
@@ -220,7 +221,7 @@ func watchAvailability(t *testing.T, c client.Client, ds *kruiseappsv1alpha1.Dae
 func TestPartitionPauseAndSelector(t *testing.T) {
 	t.Parallel()
 	c, ns := startController(t)
-	pool := newPool(t, c, 4)
+	pool := managertest.NodePool(t, c, 4, poolTaint)
 	ds := newDaemonSet(ns, pool, rollingUpdate(func(ru *kruiseappsv1alpha1.RollingUpdateDaemonSet) {
 		ru.Partition = intOrStr(2)
 	}))
@@ -261,7 +262,7 @@ func expectImages(t *testing.T, pods map[string]corev1.Pod, want map[string]stri
 func TestInPlaceUpdate(t *testing.T) {
 	t.Parallel()
 	c, ns := startController(t)
-	pool := newPool(t, c, 2)
+	pool := managertest.NodePool(t, c, 2, poolTaint)
 	ds := newDaemonSet(ns, pool, rollingUpdate(func(ru *kruiseappsv1alpha1.RollingUpdateDaemonSet) {
 		ru.Type = kruiseappsv1alpha1.InplaceRollingUpdateType
 	}))
@@ -303,7 +304,7 @@ func TestInPlaceUpdate(t *testing.T) {
 func TestSurgeUpdate(t *testing.T) {
 	t.Parallel()
 	c, ns := startController(t)
-	pool := newPool(t, c, 2)
+	pool := managertest.NodePool(t, c, 2, poolTaint)
 	ds := newDaemonSet(ns, pool, rollingUpdate(func(ru *kruiseappsv1alpha1.RollingUpdateDaemonSet) {
 		ru.MaxUnavailable, ru.MaxSurge = intOrStr(0), intOrStr(1)
 	}))
@@ -322,7 +323,7 @@ func TestSurgeUpdate(t *testing.T) {
 func TestPreDeleteHook(t *testing.T) {
 	t.Parallel()
 	c, ns := startController(t)
-	pool := newPool(t, c, 1)
+	pool := managertest.NodePool(t, c, 1, poolTaint)
 	const hook = "example.com/drain"
 	ds := newDaemonSet(ns, pool, func(ds *kruiseappsv1alpha1.DaemonSet) {
 		ds.Spec.Lifecycle = &kruiseappspub.Lifecycle{PreDelete: &kruiseappspub.LifecycleHook{
@@ -358,7 +359,7 @@ func TestPreDeleteHook(t *testing.T) {
 func TestOnDelete(t *testing.T) {
 	t.Parallel()
 	c, ns := startController(t)
-	pool := newPool(t, c, 2)
+	pool := managertest.NodePool(t, c, 2, poolTaint)
 	ds := newDaemonSet(ns, pool, func(ds *kruiseappsv1alpha1.DaemonSet) {
 		ds.Spec.UpdateStrategy = kruiseappsv1alpha1.DaemonSetUpdateStrategy{Type: kruiseappsv1alpha1.OnDeleteDaemonSetStrategyType}
 	})
@@ -378,7 +379,7 @@ func TestOnDelete(t *testing.T) {
 func TestProgressiveCreation(t *testing.T) {
 	t.Parallel()
 	c, ns := startController(t)
-	pool := newPool(t, c, 3)
+	pool := managertest.NodePool(t, c, 3, poolTaint)
 	ds := newDaemonSet(ns, pool, rollingUpdate(func(ru *kruiseappsv1alpha1.RollingUpdateDaemonSet) {
 		ru.Partition = intOrStr(2)
 	}), func(ds *kruiseappsv1alpha1.DaemonSet) {
@@ -401,7 +402,7 @@ func TestProgressiveCreation(t *testing.T) {
 func TestMinReadySeconds(t *testing.T) {
 	t.Parallel()
 	c, ns := startController(t)
-	pool := newPool(t, c, 1)
+	pool := managertest.NodePool(t, c, 1, poolTaint)
 	ds := newDaemonSet(ns, pool, func(ds *kruiseappsv1alpha1.DaemonSet) { ds.Spec.MinReadySeconds = 3 })
 	create(t, c, ds)
 	eventually(t, "ready before available", func(ctx context.Context) (bool, error) {
@@ -416,7 +417,7 @@ func TestMinReadySeconds(t *testing.T) {
 func TestAdoptAndRelease(t *testing.T) {
 	t.Parallel()
 	c, ns := startController(t)
-	pool := newPool(t, c, 1)
+	pool := managertest.NodePool(t, c, 1, poolTaint)
 	ds := newDaemonSet(ns, pool)
 	// Labelled with the revision the DaemonSet will give its template, as a pod of the same template left by
 	// a deleted DaemonSet is: adopted, it runs on as updated.

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/revision"
 )
@@ -34,7 +35,7 @@ func held(t *testing.T, c client.Client, p *corev1.Pod) {
 func TestAdoptsAnOrphanAfterSettling(t *testing.T) {
 	t.Parallel()
 	c, ns := startController(t)
-	pool := newPool(t, c, 1)
+	pool := managertest.NodePool(t, c, 1, poolTaint)
 	ds := newDaemonSet(ns, pool)
 	hash := revision.TemplateHash(&ds.Spec.Template, nil)
 	create(t, c, ds)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,12 +55,10 @@ func testScheme(t *testing.T) *runtime.Scheme {
 // controllers see only their namespace's objects (and every node), so that the tests run side by side.
 func startController(t *testing.T) (client.Client, string) {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	scheme := testScheme(t)
 	c := managertest.DirectClient(t, clusterConfig, scheme)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "ds")
 	r := &Reconciler{}
 	managertest.Start(t, clusterConfig, scheme, func(mgr ctrl.Manager) error {
 		return errors.Join(r.SetupWithManager(mgr), podreadiness.SetupWithManager(mgr))
@@ -69,40 +66,9 @@ func startController(t *testing.T) (client.Client, string) {
 	return c, ns
 }
 
-var counter atomic.Int32
-
-func newNamespace(t *testing.T, c client.Client) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ds-%d-%d", time.Now().UnixNano()%100000, counter.Add(1))}}
-	create(t, c, ns)
-	return ns.Name
-}
-
-// poolTaint keeps the other tests' DaemonSets, and the cluster's own node's workloads, off a test's nodes.
+// poolTaint is the taint of the tests' node pools (managertest.NodePool), which newDaemonSet tolerates: it
+// keeps the other tests' DaemonSets, and the cluster's own node's workloads, off a test's nodes.
 const poolTaint = "flotilla.dev/daemonset-test"
-
-// newPool adds n kwok nodes of its own to the cluster for one test, labelled pool=<name> and tainted so that
-// only the test's DaemonSets (newDaemonSet tolerates the taint) run there; they go when the test ends.
-func newPool(t *testing.T, c client.Client, n int) string {
-	t.Helper()
-	pool := fmt.Sprintf("pool-%d", counter.Add(1))
-	for i := range n {
-		addNode(t, c, pool, i)
-	}
-	return pool
-}
-
-// addNode adds node i of a pool.
-func addNode(t *testing.T, c client.Client, pool string, i int) *corev1.Node {
-	t.Helper()
-	node := cluster.KwokNode(fmt.Sprintf("%s-%d", pool, i), 1000+int(counter.Add(1)), 0)
-	node.Labels["pool"] = pool
-	node.Labels["index"] = fmt.Sprint(i)
-	node.Spec.Taints = []corev1.Taint{{Key: poolTaint, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
-	create(t, c, node)
-	t.Cleanup(func() { _ = c.Delete(context.Background(), node) })
-	return node
-}
 
 // newDaemonSet is a DaemonSet of agent:v1 on the nodes of pool, defaulted as the webhook leaves it.
 func newDaemonSet(ns, pool string, mutate ...func(*kruiseappsv1alpha1.DaemonSet)) *kruiseappsv1alpha1.DaemonSet {

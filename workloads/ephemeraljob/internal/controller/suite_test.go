@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,16 +57,11 @@ type env struct {
 // returned client reads and writes directly.
 func start(t *testing.T) *env {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	scheme := testScheme(t)
 	c := managertest.DirectClient(t, clusterConfig, scheme)
 	e := &env{t: t, c: c, clock: clocktesting.NewFakeClock(time.Now())}
-	e.ns = fmt.Sprintf("ejob-%d-%d", time.Now().UnixNano()%100000, counter.Add(1))
-	e.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}})
-	// No controller manager runs to create it, and pods need it.
-	e.create(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: e.ns}})
+	e.ns = managertest.NamespaceWithServiceAccount(t, c, "ejob")
 	r := &Reconciler{Clock: e.clock}
 	managertest.Start(t, clusterConfig, scheme, r.SetupWithManager, func(o *ctrl.Options) {
 		o.Cache.DefaultNamespaces = map[string]cache.Config{e.ns: {}}
@@ -76,8 +70,6 @@ func start(t *testing.T) *env {
 	})
 	return e
 }
-
-var counter atomic.Int32
 
 func (e *env) create(obj client.Object) {
 	e.t.Helper()

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 )
 
@@ -91,7 +92,7 @@ func claimUIDs(t *testing.T, c client.Client, ns string, want int) map[string]ty
 // Delete they go with the set.
 func TestClaimsFollowTheRetentionPolicy(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	class := storage(t, c, 3, false)
 	s := newSet(ns, "web", 3, "nginx:1", withClaims(class), retention("Retain", "Retain"))
 	create(t, c, s)
@@ -164,7 +165,7 @@ func equalUIDs(a, b map[string]types.UID) bool {
 // they grow (the test plays the storage provider).
 func TestClaimsFollowALargerTemplate(t *testing.T) {
 	c := startController(t, func(r *Reconciler) { r.ResizeClaims = true })
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	class := storage(t, c, 2, true)
 	s := newSet(ns, "web", 2, "nginx:1", withClaims(class), func(s *kruiseappsv1beta1.StatefulSet) {
 		s.Spec.VolumeClaimUpdateStrategy.Type = kruiseappsv1beta1.OnPodRollingUpdateVolumeClaimUpdateStrategyType

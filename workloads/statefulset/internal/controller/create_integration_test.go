@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
@@ -20,7 +21,7 @@ import (
 
 func TestCreatesPodsWithTheirIdentityAndReportsUpstreamsStatus(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "web", 3, "nginx:1")
 	create(t, c, s)
 	pods := settled(t, c, s, 3)
@@ -60,7 +61,7 @@ const unpullable = "unpullable.invalid/app:1"
 // users too) lets it go on; scaling down deletes from the top, one at a time.
 func TestOrderedReadyWaitsForEachPod(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "db", 3, unpullable, ordered)
 	create(t, c, s)
 	onlyFirst := func(ctx context.Context) (bool, error) {
@@ -86,7 +87,7 @@ func TestOrderedReadyWaitsForEachPod(t *testing.T) {
 // ordinal of a running pod deletes it and a higher ordinal takes its place; ranges work too.
 func TestReserveOrdinals(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "nginx-a", 4, "nginx:1", func(s *kruiseappsv1beta1.StatefulSet) {
 		s.Spec.ReserveOrdinals = []intstr.IntOrString{intstr.FromInt32(1)}
 	})
@@ -107,7 +108,7 @@ func TestReserveOrdinals(t *testing.T) {
 // at once), the rest follow.
 func TestScaleStrategyMaxUnavailable(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "web", 5, unpullable, func(s *kruiseappsv1beta1.StatefulSet) {
 		s.Spec.ScaleStrategy = &kruiseappsv1beta1.StatefulSetScaleStrategy{MaxUnavailable: ptr.To(intstr.FromInt32(2))}
 	})
@@ -130,7 +131,7 @@ func TestScaleStrategyMaxUnavailable(t *testing.T) {
 // A pod that failed is deleted and recreated at its ordinal.
 func TestRecreatesAFailedPod(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "web", 2, "nginx:1")
 	create(t, c, s)
 	pods := settled(t, c, s, 2)
@@ -153,7 +154,7 @@ func TestRecreatesAFailedPod(t *testing.T) {
 // A set created through the v1alpha1 API is the same object: the controller runs it.
 func TestRunsSetsCreatedAsV1alpha1(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	alpha := &kruiseappsv1alpha1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "old"},
 		Spec: kruiseappsv1alpha1.StatefulSetSpec{
@@ -181,7 +182,7 @@ func TestRunsSetsCreatedAsV1alpha1(t *testing.T) {
 func TestPreDeleteHookHoldsScaleDown(t *testing.T) {
 	const hook = "example.com/unregister"
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "web", 2, "nginx:1", func(s *kruiseappsv1beta1.StatefulSet) {
 		s.Spec.Lifecycle = &kruiseappspub.Lifecycle{PreDelete: &kruiseappspub.LifecycleHook{FinalizersHandler: []string{hook}, MarkPodNotReady: true}}
 		s.Spec.Template.Finalizers = []string{hook}

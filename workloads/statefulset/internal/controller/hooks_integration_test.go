@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 )
@@ -51,7 +52,7 @@ func inState(c client.Client, ns, name string, want kruiseappspub.LifecycleState
 func TestInPlaceUpdateHook(t *testing.T) {
 	const hook = "example.com/serving"
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "web", 1, "nginx:1", inPlace(0), func(s *kruiseappsv1beta1.StatefulSet) {
 		s.Spec.Lifecycle = &kruiseappspub.Lifecycle{InPlaceUpdate: &kruiseappspub.LifecycleHook{LabelsHandler: map[string]string{hook: "true"}}}
 		s.Spec.Template.Labels[hook] = "true"
@@ -75,7 +76,7 @@ func TestInPlaceUpdateHook(t *testing.T) {
 func TestPreNormalHook(t *testing.T) {
 	const hook = "example.com/registered"
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "web", 2, "nginx:1", func(s *kruiseappsv1beta1.StatefulSet) {
 		s.Spec.Lifecycle = &kruiseappspub.Lifecycle{PreNormal: &kruiseappspub.LifecycleHook{LabelsHandler: map[string]string{hook: "true"}}}
 	})
@@ -93,7 +94,7 @@ func TestPreNormalHook(t *testing.T) {
 // and the status's label selector, and writing it scales the set.
 func TestScaleSubresource(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "web", 2, "nginx:1")
 	create(t, c, s)
 	settled(t, c, s, 2)

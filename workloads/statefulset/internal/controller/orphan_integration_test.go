@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 // holdFinalizer keeps a test's pod readable after the controller deletes it.
@@ -29,7 +31,7 @@ func held(t *testing.T, c client.Client, p *corev1.Pod) {
 // name left, or one the cache showed late) is adopted then, not at the set's next unrelated event.
 func TestAdoptsAnOrphanAfterSettling(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "late", 1, "nginx:1")
 	create(t, c, s)
 	settled(t, c, s, 1)

@@ -58,9 +58,7 @@ func testScheme(t *testing.T) *runtime.Scheme {
 // ends, with upstream's default gates unless configure changes them, and returns a direct client.
 func startController(t *testing.T, configure ...func(*Reconciler)) client.Client {
 	t.Helper()
-	if clusterConfig == nil {
-		t.Skip("no control plane in -short mode")
-	}
+	managertest.RequireCluster(t, clusterConfig)
 	scheme := testScheme(t)
 	r := &Reconciler{RetainClaims: true, IndexLabel: true}
 	for _, c := range configure {
@@ -73,15 +71,6 @@ func startController(t *testing.T, configure ...func(*Reconciler)) client.Client
 }
 
 var nsCounter atomic.Int32
-
-func newNamespace(t *testing.T, c client.Client) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("asts-%d-%d", time.Now().UnixNano()%100000, nsCounter.Add(1))}}
-	if err := c.Create(t.Context(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
 
 // eventually polls cond until it holds; what names the state in the failure.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {

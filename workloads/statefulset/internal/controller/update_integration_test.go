@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 )
@@ -42,7 +43,7 @@ func uids(ps []corev1.Pod) map[string]types.UID {
 // than 3 pods out of service, and ends with every pod on the new revision and currentRevision moved.
 func TestRollingUpdateKeepsMaxUnavailable(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "nginx", 5, "nginx:1", maxUnavailable(intstr.FromInt32(3)))
 	create(t, c, s)
 	before := uids(settled(t, c, s, 5))
@@ -69,7 +70,7 @@ func TestRollingUpdateKeepsMaxUnavailable(t *testing.T) {
 // The seed's partition 4 of 5 updates only the highest pod; partition 0 then updates the rest.
 func TestPartition(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "nginx-a", 5, "nginx:alpine", maxUnavailable(intstr.FromInt32(3)), func(s *kruiseappsv1beta1.StatefulSet) {
 		rolling(s).Partition = ptr.To[int32](4)
 	})
@@ -97,7 +98,7 @@ func TestPartition(t *testing.T) {
 // held not ready through its grace before its container restarts, with upstream's events.
 func TestInPlaceUpdateWithGracePeriod(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "nginx-a", 3, "nginx:latest", maxUnavailable(intstr.FromInt32(3)), inPlace(3))
 	create(t, c, s)
 	before := settled(t, c, s, 3)
@@ -142,7 +143,7 @@ func TestInPlaceUpdateWithGracePeriod(t *testing.T) {
 // A change in-place updates cannot make (env) recreates the pods under InPlaceIfPossible.
 func TestInPlaceIfPossibleRecreatesOtherChanges(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "web", 2, "nginx:1", inPlace(0), maxUnavailable(intstr.FromInt32(2)))
 	create(t, c, s)
 	before := uids(settled(t, c, s, 2))
@@ -159,7 +160,7 @@ func TestInPlaceIfPossibleRecreatesOtherChanges(t *testing.T) {
 // Paused holds the update; OnDelete leaves it to the user, pod by pod.
 func TestPausedAndOnDelete(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "web", 2, "nginx:1", func(s *kruiseappsv1beta1.StatefulSet) { rolling(s).Paused = true })
 	create(t, c, s)
 	settled(t, c, s, 2)
@@ -191,7 +192,7 @@ func TestPausedAndOnDelete(t *testing.T) {
 // An ordered set updates from the highest ordinal down, one pod at a time.
 func TestOrderedUpdateFromTheTop(t *testing.T) {
 	c := startController(t)
-	ns := newNamespace(t, c)
+	ns := managertest.Namespace(t, c, "asts")
 	s := newSet(ns, "db", 3, "nginx:1", ordered)
 	create(t, c, s)
 	settled(t, c, s, 3)
