@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"slices"
 	_ "time/tzdata" // the zone database, for AdvancedCronJob time zones: the manager's image holds only the binary
 
@@ -96,6 +97,7 @@ func run() error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
+	debug.SetGCPercent(opts.gcPercent)
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.zap)))
 	ctx := ctrl.SetupSignalHandler()
 

@@ -79,3 +79,12 @@ func TestConfigurationNamespace(t *testing.T) {
 		}
 	}
 }
+
+func TestGCPercentDefault(t *testing.T) {
+	for env, want := range map[string]int{"": defaultGCPercent, "200": 200, "off": -1, "x": defaultGCPercent} {
+		t.Setenv("GOGC", env)
+		if got := gcPercentDefault(); got != want {
+			t.Errorf("GOGC=%q: %d, want %d", env, got, want)
+		}
+	}
+}
