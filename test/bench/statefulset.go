@@ -31,8 +31,9 @@ const (
 	statefulSetNodes        = 6
 	kindAdvancedStatefulSet = "AdvancedStatefulSet"
 	kindStatefulSet         = "StatefulSet"
-	// kindGatedStatefulSet is a native StatefulSet whose pods carry two readiness gates the harness sets True,
-	// as an Advanced StatefulSet's pods carry InPlaceUpdateReady and KruisePodReady (see kindGatedReplicaSet).
+	// kindGatedStatefulSet is a native StatefulSet whose pods carry two readiness gates the harness sets True
+	// in one status write per pod (see kindGatedReplicaSet): the write an Advanced StatefulSet's pods cost for
+	// KruisePodReady, their one gate in statefulset-scale (InPlaceUpdateReady joins it when updated in place).
 	kindGatedStatefulSet = "GatedStatefulSet"
 )
 

@@ -210,3 +210,22 @@ func ready(p *corev1.Pod) bool {
 	}
 	return false
 }
+
+// With the StatefulSetStartOrdinal gate, spec.ordinals.start numbers the pods from it; raising it replaces the
+// pods below the new start by ones above the old end, as the native StatefulSet does.
+func TestOrdinalsStartNumbersThePods(t *testing.T) {
+	c := startController(t, func(r *Reconciler) { r.StartOrdinal = true })
+	ns := managertest.Namespace(t, c, "asts")
+	s := newSet(ns, "web", 2, "nginx:1", func(s *kruiseappsv1beta1.StatefulSet) {
+		s.Spec.Ordinals = &kruiseappsv1beta1.StatefulSetOrdinals{Start: 5}
+	})
+	create(t, c, s)
+	if got := names(settled(t, c, s, 2)); !slices.Equal(got, []string{"web-5", "web-6"}) {
+		t.Fatalf("pods %v, want web-5 web-6", got)
+	}
+	update(t, c, s, func(s *kruiseappsv1beta1.StatefulSet) { s.Spec.Ordinals.Start = 6 })
+	eventually(t, "pods web-6 and web-7", func(ctx context.Context) (bool, error) {
+		pods, err := livePods(ctx, c, s)
+		return slices.Equal(names(pods), []string{"web-6", "web-7"}), err
+	})
+}

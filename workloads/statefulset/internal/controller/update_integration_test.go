@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,6 +155,44 @@ func TestInPlaceIfPossibleRecreatesOtherChanges(t *testing.T) {
 		if p.UID == before[p.Name] {
 			t.Errorf("pod %s kept its UID", p.Name)
 		}
+	}
+}
+
+// InPlaceOnly never recreates. A change in-place updates cannot make (the webhook refuses one; here the
+// controller meets it) fails the pod's update with FailedUpdatePodInPlace and the FailedUpdatePod condition,
+// and the pods stay; an image change after it is made in place and clears the condition.
+func TestInPlaceOnlyNeverRecreates(t *testing.T) {
+	c := startController(t)
+	ns := managertest.Namespace(t, c, "asts")
+	s := newSet(ns, "web", 2, "nginx:1", inPlace(0), maxUnavailable(intstr.FromInt32(2)), func(s *kruiseappsv1beta1.StatefulSet) {
+		rolling(s).PodUpdatePolicy = kruiseappsv1beta1.InPlaceOnlyPodUpdateStrategyType
+	})
+	create(t, c, s)
+	before := uids(settled(t, c, s, 2))
+	update(t, c, s, func(s *kruiseappsv1beta1.StatefulSet) {
+		s.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "V", Value: "2"}}
+	})
+	eventually(t, "FailedUpdatePod and FailedUpdatePodInPlace", func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(s), s)
+		i := conditionIndex(&s.Status, kruiseappsv1beta1.FailedUpdatePod)
+		return err == nil && i >= 0 && strings.Contains(s.Status.Conditions[i].Message, "InPlaceOnly") &&
+			len(eventNotes(t, c, s)["FailedUpdatePodInPlace"]) > 0, err
+	})
+	consistently(t, "the same pods", func(ctx context.Context) (bool, error) {
+		pods, err := livePods(ctx, c, s)
+		return len(pods) == 2 && uids(pods)["web-0"] == before["web-0"] && uids(pods)["web-1"] == before["web-1"], err
+	})
+	update(t, c, s, func(s *kruiseappsv1beta1.StatefulSet) {
+		s.Spec.Template.Spec.Containers[0].Env = nil
+		s.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+	})
+	for _, p := range settled(t, c, s, 2) {
+		if p.UID != before[p.Name] || p.Spec.Containers[0].Image != "nginx:2" {
+			t.Errorf("pod %s: uid %s (was %s), image %s", p.Name, p.UID, before[p.Name], p.Spec.Containers[0].Image)
+		}
+	}
+	if i := conditionIndex(&s.Status, kruiseappsv1beta1.FailedUpdatePod); i >= 0 {
+		t.Errorf("condition %+v stays after the update went through", s.Status.Conditions[i])
 	}
 }
 
