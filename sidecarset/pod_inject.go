@@ -3,11 +3,15 @@ package sidecarset
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +29,8 @@ type podInjector struct {
 	reader    client.Reader
 	namespace string // where the SidecarSets' revisions are
 	clock     clock.PassiveClock
+	// draw is a random number in [0, 1), for injectionStrategy.revision's Partial policy; nil is math/rand's.
+	draw func() float64
 }
 
 // mutate runs on every pod creation, so it reads the SidecarSets and the namespace as the cache holds them,
@@ -72,7 +78,7 @@ func (i *podInjector) sources(ctx context.Context, pod *corev1.Pod, sets []*krui
 	out := make([]inject.Source, 0, len(sets))
 	for _, set := range sets {
 		src := inject.Source{Set: set, Revision: set.Status.LatestRevision}
-		if pinned(set, pod) {
+		if pinned(set, pod, i.drawer()) {
 			r, err := i.pinnedRevision(ctx, set)
 			if err != nil {
 				return nil, err
@@ -87,18 +93,42 @@ func (i *podInjector) sources(ctx context.Context, pod *corev1.Pod, sets []*krui
 	return out, nil
 }
 
-// pinned tells whether the pod gets the revision injectionStrategy.revision names: always with policy
-// Always; with Partial, only pods the update selector does not pick (those pick the canary's sidecars).
-func pinned(set *kruiseappsv1alpha1.SidecarSet, pod *corev1.Pod) bool {
+func (i *podInjector) drawer() func() float64 {
+	if i.draw != nil {
+		return i.draw
+	}
+	return rand.Float64
+}
+
+// pinned tells whether the pod gets the revision injectionStrategy.revision names, as upstream decides: with
+// policy Always, or while the update is paused, every pod; with Partial, the pods the update selector does
+// not pick, and of the others (of all, without a selector) a random share given by a percentage partition.
+func pinned(set *kruiseappsv1alpha1.SidecarSet, pod *corev1.Pod, draw func() float64) bool {
 	rev := set.Spec.InjectionStrategy.Revision
 	if rev == nil || (rev.RevisionName == nil && rev.CustomVersion == nil) {
 		return false
 	}
-	if rev.Policy != kruiseappsv1alpha1.PartialSidecarSetInjectRevisionPolicy || set.Spec.UpdateStrategy.Selector == nil {
+	update := set.Spec.UpdateStrategy
+	if update.Paused || rev.Policy != kruiseappsv1alpha1.PartialSidecarSetInjectRevisionPolicy {
 		return true
 	}
-	sel, err := metav1.LabelSelectorAsSelector(set.Spec.UpdateStrategy.Selector)
-	return err != nil || !sel.Matches(labels.Set(pod.Labels))
+	if update.Selector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(update.Selector)
+		if err != nil || !sel.Matches(labels.Set(pod.Labels)) {
+			return true
+		}
+	}
+	return drawnByPartition(update.Partition, draw)
+}
+
+// drawnByPartition draws whether a pod keeps the pinned revision: with a percentage partition, that share of
+// the pods; with a number or none, no pod, as upstream draws.
+func drawnByPartition(partition *intstr.IntOrString, draw func() float64) bool {
+	if partition == nil || partition.Type != intstr.String {
+		return false
+	}
+	percent, err := strconv.ParseFloat(strings.TrimSuffix(partition.StrVal, "%"), 64)
+	return err == nil && draw() <= percent/100
 }
 
 // pinnedRevision finds the revision injectionStrategy.revision names: by name, or the newest with the

@@ -287,11 +287,11 @@ type SidecarSetInjectRevision struct {
 type SidecarSetInjectRevisionPolicy string
 
 const (
-	// AlwaysSidecarSetInjectRevisionPolicy injects the named revision into every new pod not matched
-	// by updateStrategy.selector.
+	// AlwaysSidecarSetInjectRevisionPolicy injects the named revision into every new pod.
 	AlwaysSidecarSetInjectRevisionPolicy SidecarSetInjectRevisionPolicy = "Always"
 	// PartialSidecarSetInjectRevisionPolicy injects the named revision into new pods not matched by
-	// updateStrategy.selector, and the latest into a 1-partition share of the others.
+	// updateStrategy.selector and into a random share of the others given by a percentage
+	// updateStrategy.partition; the rest get the latest.
 	PartialSidecarSetInjectRevisionPolicy SidecarSetInjectRevisionPolicy = "Partial"
 )
 
