@@ -58,9 +58,31 @@ func LockedTo(patch []byte, resourceVersion string) ([]byte, error) {
 	return json.Marshal(doc)
 }
 
-// Send applies a status merge patch to obj. An object deleted meanwhile is not an error: its reconcile is
+// Write replaces obj's status, old before, with next: the Replacing patch, sent by send.
+func Write(ctx context.Context, c client.Client, obj client.Object, old, next any) error {
+	patch, err := Replacing(old, next)
+	if err != nil {
+		return err
+	}
+	return send(ctx, c, obj, patch)
+}
+
+// WriteLocked is Write applied only to obj's resource version (LockedTo): a status computed from a stale copy
+// conflicts.
+func WriteLocked(ctx context.Context, c client.Client, obj client.Object, old, next any) error {
+	patch, err := Replacing(old, next)
+	if err == nil {
+		patch, err = LockedTo(patch, obj.GetResourceVersion())
+	}
+	if err != nil {
+		return err
+	}
+	return send(ctx, c, obj, patch)
+}
+
+// send applies a status merge patch to obj. An object deleted meanwhile is not an error: its reconcile is
 // over, and an error would only retry its name with backoff, which a new object of that name then inherits.
-func Send(ctx context.Context, c client.Client, obj client.Object, patch []byte) error {
+func send(ctx context.Context, c client.Client, obj client.Object, patch []byte) error {
 	err := c.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
 	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("patch status: %w", err)

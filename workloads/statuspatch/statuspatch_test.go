@@ -64,11 +64,11 @@ func TestLockedTo(t *testing.T) {
 	}
 }
 
-func TestSend(t *testing.T) {
+func TestSendIgnoresNotFound(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
 	c := fake.NewClientBuilder().WithObjects(pod.DeepCopy()).WithStatusSubresource(&corev1.Pod{}).Build()
 	ctx := context.Background()
-	if err := Send(ctx, c, pod, []byte(`{"status":{"phase":"Running"}}`)); err != nil {
+	if err := send(ctx, c, pod, []byte(`{"status":{"phase":"Running"}}`)); err != nil {
 		t.Fatal(err)
 	}
 	got := &corev1.Pod{}
@@ -76,10 +76,10 @@ func TestSend(t *testing.T) {
 		t.Errorf("phase %q after the patch (get: %v)", got.Status.Phase, err)
 	}
 	gone := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone"}}
-	if err := Send(ctx, c, gone, []byte(`{"status":{"phase":"Running"}}`)); err != nil {
+	if err := send(ctx, c, gone, []byte(`{"status":{"phase":"Running"}}`)); err != nil {
 		t.Errorf("a deleted object gave %v, want no error", err)
 	}
-	if err := Send(ctx, c, pod, []byte(`{`)); err == nil || !strings.HasPrefix(err.Error(), "patch status: ") {
+	if err := send(ctx, c, pod, []byte(`{`)); err == nil || !strings.HasPrefix(err.Error(), "patch status: ") {
 		t.Errorf("a rejected patch gave %v", err)
 	}
 }

@@ -95,17 +95,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, set *kruiseappsv1alpha1.Si
 	if equality.Semantic.DeepEqual(set.Status, next) {
 		return nil
 	}
-	patch, err := statuspatch.Replacing(set.Status, next)
-	if err == nil {
-		patch, err = statuspatch.LockedTo(patch, set.ResourceVersion)
-	}
-	if err != nil {
-		return err
-	}
-	if err := statuspatch.Send(ctx, r.Client, set, patch); err != nil {
-		return err
-	}
-	return nil
+	return statuspatch.WriteLocked(ctx, r.Client, set, set.Status, next)
 }
 
 // record tells why outdated pods wait; the recorder folds repeats into one series.

@@ -29,15 +29,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, acj *kruiseappsv1alpha1.Ad
 	if equality.Semantic.DeepEqual(&acj.Status, next) {
 		return nil
 	}
-	patch, err := statuspatch.Replacing(acj.Status, *next)
-	if err != nil {
-		return err
-	}
+	old := acj.Status
 	acj.Status = *next
-	if err := statuspatch.Send(ctx, r.Client, acj, patch); err != nil {
-		return err
-	}
-	return nil
+	return statuspatch.Write(ctx, r.Client, acj, old, *next)
 }
 
 // activeRefs references the running children. A child the status already lists keeps its reference as

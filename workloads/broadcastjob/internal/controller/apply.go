@@ -84,19 +84,10 @@ func (r *Reconciler) deleteJob(ctx context.Context, job *kruiseappsv1alpha1.Broa
 // resourceVersion: a decision made on a stale copy of the job (one the cache had not yet shown the last status
 // write in) conflicts instead of undoing that write.
 func (r *Reconciler) writeStatus(ctx context.Context, job *kruiseappsv1alpha1.BroadcastJob, d plan.Decision) error {
-	if !equality.Semantic.DeepEqual(&job.Status, &d.Status) {
-		patch, err := statuspatch.Replacing(job.Status, d.Status)
-		if err != nil {
-			return err
-		}
-		if patch, err = statuspatch.LockedTo(patch, job.ResourceVersion); err != nil {
-			return err
-		}
-		if err := statuspatch.Send(ctx, r.Client, job, patch); err != nil {
-			return err
-		}
+	if equality.Semantic.DeepEqual(&job.Status, &d.Status) {
+		return nil
 	}
-	return nil
+	return statuspatch.WriteLocked(ctx, r.Client, job, job.Status, d.Status)
 }
 
 // record records the decision's events about the job: they tell of transitions its written status shows.

@@ -57,15 +57,9 @@ func (r *Reconciler) recordDeadline(cs *kruiseappsv1alpha1.CloneSet, next *kruis
 // leave out the counters that stay 0, which the schema requires) and removes the fields next omits when
 // empty (updatedAvailableReplicas 0 is absent, as upstream writes it), which a merge patch would keep.
 func (r *Reconciler) patchStatus(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, next kruiseappsv1alpha1.CloneSetStatus) error {
-	patch, err := statuspatch.Replacing(cs.Status, next)
-	if err != nil {
-		return err
-	}
+	old := cs.Status
 	cs.Status = next
-	if err := statuspatch.Send(ctx, r.Client, cs, patch); err != nil {
-		return err
-	}
-	return nil
+	return statuspatch.Write(ctx, r.Client, cs, old, next)
 }
 
 // failed records a failure that stopped the reconcile before any pod was touched: a condition and a

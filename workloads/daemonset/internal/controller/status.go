@@ -97,13 +97,7 @@ func failureOf(err error) *plan.Failure {
 // patchStatus replaces the DaemonSet's status with next: the whole status, and null for each field next
 // leaves out (a count of 0 omitted, as upstream writes it), which a merge patch would otherwise keep.
 func (r *Reconciler) patchStatus(ctx context.Context, ds *kruiseappsv1alpha1.DaemonSet, next kruiseappsv1alpha1.DaemonSetStatus) error {
-	patch, err := statuspatch.Replacing(ds.Status, next)
-	if err != nil {
-		return err
-	}
+	old := ds.Status
 	ds.Status = next
-	if err := statuspatch.Send(ctx, r.Client, ds, patch); err != nil {
-		return err
-	}
-	return nil
+	return statuspatch.Write(ctx, r.Client, ds, old, next)
 }

@@ -17,12 +17,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *kruiseappsv1alpha1.Ep
 		return nil
 	}
 	old := job.Status
-	patch, err := statuspatch.Replacing(old, next)
-	if err != nil {
-		return err
-	}
 	job.Status = next
-	if err := statuspatch.Send(ctx, r.Client, job, patch); err != nil {
+	if err := statuspatch.Write(ctx, r.Client, job, old, next); err != nil {
 		return err
 	}
 	for _, e := range plan.Events(&old, &next) {

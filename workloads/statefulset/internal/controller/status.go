@@ -60,15 +60,9 @@ func ordinals(set *kruiseappsv1beta1.StatefulSet, pods []*corev1.Pod) []int32 {
 // counters that stay 0, which the schema requires) and removes the fields next omits when empty, which a
 // merge patch would keep.
 func (r *Reconciler) patchStatus(ctx context.Context, set *kruiseappsv1beta1.StatefulSet, next kruiseappsv1beta1.StatefulSetStatus) error {
-	patch, err := statuspatch.Replacing(set.Status, next)
-	if err != nil {
-		return err
-	}
+	old := set.Status
 	set.Status = next
-	if err := statuspatch.Send(ctx, r.Client, set, patch); err != nil {
-		return err
-	}
-	return nil
+	return statuspatch.Write(ctx, r.Client, set, old, next)
 }
 
 // failed records a failure that stopped the reconcile before any pod was touched: a condition and a Warning
