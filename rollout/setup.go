@@ -46,14 +46,14 @@ var Reconciles = []schema.GroupKind{
 // through the manager's /convert webhook.
 var ConversionCRDs = []string{"rollouts.rollouts.kruise.io", "batchreleases.rollouts.kruise.io"}
 
-// SetupWithManager registers the engine on the manager: conversions, the Rollout and BatchRelease controllers
+// Convert adds the conversions of ConversionCRDs to the manager's registry.
+var Convert = conversion.Register
+
+// SetupWithManager registers the engine on the manager: the Rollout and BatchRelease controllers
 // with the workload controls they drive (every kind's: see rollout/control), the drivers of native
 // workloads, and the admission webhooks.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
 	gates := readGates(opts.Features)
-	if err := conversion.Register(mgr.GetScheme(), opts.Conversions); err != nil {
-		return err
-	}
 	controls := control.NewRegistry()
 	if err := control.RegisterNative(controls, gates.advancedDeployment); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
@@ -22,8 +23,6 @@ type Options struct {
 	// Features holds the manager's feature gates, resolved at start-up. A module reads the gates it uses
 	// while it sets itself up, by their feature constants, and passes booleans down.
 	Features feature.Gates
-	// Conversions collects CRD conversion functions; the manager serves them all on /convert.
-	Conversions conversion.Registry
 	// PodMutations collects what modules change in pods at creation; the manager serves the chain on the
 	// pod webhook once every module has added to it.
 	PodMutations *webhooks.PodChain
@@ -60,8 +59,11 @@ type Module struct {
 	// kinds no running module reconciles (and the README's table of kinds says which are which).
 	Reconciles []schema.GroupKind
 	// ConversionCRDs name the module's CRDs (<plural>.<group>) that convert between their versions through
-	// the manager's /convert webhook; the manager points them at itself while the module runs.
+	// the manager's /convert webhook, and Convert adds their conversions to the manager's registry. The
+	// manager serves them whenever this installation owns the CRDs' group, even with the module switched off:
+	// the chart installs the CRDs either way, and reading them needs the conversion.
 	ConversionCRDs []string
+	Convert        func(*runtime.Scheme, conversion.Registry) error
 	// Setup registers the module's controllers and webhook handlers.
 	Setup func(ctx context.Context, mgr manager.Manager, opts Options) error
 }

@@ -22,7 +22,10 @@ import (
 	"github.com/flotilla-dev/flotilla/test/e2e/framework"
 )
 
-var advancedDaemonSets = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "daemonsets"}
+var (
+	advancedDaemonSets        = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "daemonsets"}
+	advancedDaemonSetsV1beta1 = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "daemonsets"}
+)
 
 // workloadModuleWebhooks are the webhooks of the modules besides the engine, which the chart's engineOnly
 // leaves out.

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
@@ -68,7 +69,14 @@ func nodeIsReady(n *corev1.Node) bool {
 // applyPoolDaemonSet creates a seed DaemonSet in ns, placed on the pool's nodes, after change.
 func applyPoolDaemonSet(ctx context.Context, file, ns string, change func(obj *unstructured.Unstructured)) {
 	GinkgoHelper()
+	applyPoolDaemonSetAs(ctx, advancedDaemonSets, file, ns, change)
+}
+
+// applyPoolDaemonSetAs is applyPoolDaemonSet in the API version of gvr.
+func applyPoolDaemonSetAs(ctx context.Context, gvr schema.GroupVersionResource, file, ns string, change func(obj *unstructured.Unstructured)) {
+	GinkgoHelper()
 	obj := seedObject(file)
+	obj.SetAPIVersion(gvr.GroupVersion().String())
 	obj.SetNamespace(ns)
 	spec := obj.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
 	spec["nodeSelector"] = map[string]any{poolLabel: "true"}
@@ -76,7 +84,7 @@ func applyPoolDaemonSet(ctx context.Context, file, ns string, change func(obj *u
 	if change != nil {
 		change(obj)
 	}
-	_, err := dyn.Resource(advancedDaemonSets).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+	_, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 }
 
@@ -313,6 +321,52 @@ var _ = Describe("Advanced DaemonSet stories", Serial, Ordered, func() {
 		setRollingUpdate(ctx, ns, `{"paused":false}`)
 		waitADS(ctx, ns, poolNodes)
 		w.expect(2, 1)
+	})
+
+	It("serves v1beta1: partitionedScaling creates pods as the partition goes down, seen in v1alpha1 as the annotation", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "ads-v1beta1-")
+		By("a v1beta1 object is defaulted and validated like a v1alpha1 one")
+		bad := seedObject("020-daemonset-nginx.yaml")
+		bad.SetAPIVersion(advancedDaemonSetsV1beta1.GroupVersion().String())
+		bad.SetNamespace(ns)
+		Expect(unstructured.SetNestedField(bad.Object, map[string]any{"rollingUpdateType": "InPlaceIfPossible", "maxSurge": int64(1)},
+			"spec", "updateStrategy", "rollingUpdate")).To(Succeed())
+		_, err := dyn.Resource(advancedDaemonSetsV1beta1).Namespace(ns).Create(ctx, bad, metav1.CreateOptions{})
+		Expect(err).To(MatchError(ContainSubstring("spec.updateStrategy.rollingUpdate.maxSurge")))
+
+		applyPoolDaemonSetAs(ctx, advancedDaemonSetsV1beta1, "020-daemonset-nginx.yaml", ns, func(obj *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(obj.Object, int64(4), "spec", "updateStrategy", "rollingUpdate", "partition")).To(Succeed())
+			Expect(unstructured.SetNestedField(obj.Object, true, "spec", "scaleStrategy", "partitionedScaling")).To(Succeed())
+		})
+		var served *unstructured.Unstructured
+		Eventually(func() []any {
+			served, err = dyn.Resource(advancedDaemonSetsV1beta1).Namespace(ns).Get(ctx, adsName, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			st, _, _ := unstructured.NestedMap(served.Object, "status")
+			return []any{st["desiredNumberScheduled"], st["currentNumberScheduled"], st["numberAvailable"], len(adsPods(ctx, ns))}
+		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(Equal([]any{int64(6), int64(2), int64(2), 2}),
+			"the partition of 4 holds back 4 of the 6 nodes' pods")
+		Expect(adsPods(ctx, ns)).To(SatisfyAll(HaveKey(poolNodeName(0)), HaveKey(poolNodeName(1))))
+
+		stored := readADS(ctx, ns)
+		Expect(stored.Annotations).To(HaveKeyWithValue(kruiseappsv1alpha1.ProgressiveCreatePodAnnotation, "true"))
+		Expect(served.GetAnnotations()).NotTo(HaveKey(kruiseappsv1alpha1.ProgressiveCreatePodAnnotation))
+		revision, _, _ := unstructured.NestedString(served.Object, "status", "updateRevision")
+		Expect(revision).To(And(Not(BeEmpty()), Equal(stored.Status.DaemonSetHash)))
+		rows := kubectlGet(ctx, ns, "daemonsets.v1beta1.apps.kruise.io")
+		Expect(strings.Fields(rows[1])[:6]).To(Equal([]string{adsName, "6", "2", "2", "2", "2"}))
+
+		By("the partition goes down: every node gets its pod")
+		_, err = dyn.Resource(advancedDaemonSetsV1beta1).Namespace(ns).Patch(ctx, adsName, types.MergePatchType,
+			[]byte(`{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}`), metav1.PatchOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		waitADS(ctx, ns, poolNodes)
+
+		By("a v1beta1 client turning the setting off turns it off for v1alpha1 clients too")
+		_, err = dyn.Resource(advancedDaemonSetsV1beta1).Namespace(ns).Patch(ctx, adsName, types.MergePatchType,
+			[]byte(`{"spec":{"scaleStrategy":null}}`), metav1.PatchOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(readADS(ctx, ns).Annotations).NotTo(HaveKey(kruiseappsv1alpha1.ProgressiveCreatePodAnnotation))
 	})
 
 	It("surges: each node's new pod starts beside the old one, no node ever without an available pod", func(ctx SpecContext) {

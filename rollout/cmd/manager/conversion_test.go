@@ -7,9 +7,12 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flotilla-dev/flotilla/rollout/module"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 )
 
 // The CRDs the modules name for conversion are exactly the chart's CRDs with Webhook conversion, so the
@@ -47,7 +50,31 @@ func TestConversionCRDsOfTheModulesThatRun(t *testing.T) {
 	if got := conversionCRDs(modules[engine : engine+1]); !slices.Equal(got, modules[engine].ConversionCRDs) || len(got) != 2 {
 		t.Errorf("engine only: %v", got)
 	}
-	if got := conversionCRDs(nil); len(got) != 0 {
+	if got := conversionCRDs(nil); !slices.Equal(got, modules[engine].ConversionCRDs) {
 		t.Errorf("no module: %v", got)
+	}
+}
+
+// A module switched off still has its CRDs installed, so their conversion is served while this installation
+// owns their group: the DaemonSet's with the cloneset module alone.
+func TestConversionCRDsOfModulesSwitchedOff(t *testing.T) {
+	cloneset := slices.IndexFunc(modules, func(m module.Module) bool { return m.Name == "cloneset" })
+	got := conversionCRDs(modules[cloneset : cloneset+1])
+	if !slices.Contains(got, "daemonsets.apps.kruise.io") || !slices.Contains(got, "rollouts.rollouts.kruise.io") {
+		t.Errorf("cloneset only: %v", got)
+	}
+	registry, err := registerConversions(newScheme(), converting(modules[cloneset:cloneset+1]))
+	if err != nil {
+		t.Fatalf("registering the conversions: %v", err)
+	}
+	stored := &kruiseappsv1alpha1.DaemonSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps.kruise.io/v1alpha1", Kind: "DaemonSet"}}
+	stored.Status.DaemonSetHash = "5d8f"
+	converter, ok := registry.GetConverter(kruiseappsv1alpha1.GroupVersion.WithKind("DaemonSet").GroupKind())
+	served := &kruiseappsv1beta1.DaemonSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps.kruise.io/v1beta1", Kind: "DaemonSet"}}
+	if !ok {
+		t.Fatal("no DaemonSet converter")
+	}
+	if err := converter.ConvertObject(t.Context(), stored, served); err != nil || served.Status.UpdateRevision != "5d8f" {
+		t.Errorf("converted %+v: %v", served.Status, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 	_ "time/tzdata" // the zone database, for AdvancedCronJob time zones: the manager's image holds only the binary
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,10 +54,12 @@ import (
 
 // modules is the manager's literal module table; a module joins Flotilla by adding its line here.
 var modules = []module.Module{
-	{Name: "rollout", Kinds: rollout.Kinds, Reconciles: rollout.Reconciles, ConversionCRDs: rollout.ConversionCRDs, Setup: rollout.SetupWithManager},
+	{Name: "rollout", Kinds: rollout.Kinds, Reconciles: rollout.Reconciles, ConversionCRDs: rollout.ConversionCRDs, Convert: rollout.Convert,
+		Setup: rollout.SetupWithManager},
 	{Name: "cloneset", Kinds: cloneset.Kinds, Reconciles: cloneset.Reconciles, Setup: cloneset.SetupWithManager},
 	{Name: "statefulset", Kinds: statefulset.Kinds, Reconciles: statefulset.Reconciles, Setup: statefulset.SetupWithManager},
-	{Name: "daemonset", Kinds: daemonset.Kinds, Reconciles: daemonset.Reconciles, Setup: daemonset.SetupWithManager},
+	{Name: "daemonset", Kinds: daemonset.Kinds, Reconciles: daemonset.Reconciles, ConversionCRDs: daemonset.ConversionCRDs,
+		Convert: daemonset.Convert, Setup: daemonset.SetupWithManager},
 	{Name: "ephemeraljob", Kinds: ephemeraljob.Kinds, Reconciles: ephemeraljob.Reconciles, Setup: ephemeraljob.SetupWithManager},
 	{Name: "broadcastjob", Kinds: broadcastjob.Kinds, Reconciles: broadcastjob.Reconciles, Setup: broadcastjob.SetupWithManager},
 	{Name: "nodeagent", Kinds: nodeagent.Kinds, Reconciles: nodeagent.Reconciles, Setup: nodeagent.SetupWithManager},
@@ -164,8 +167,12 @@ func cacheOptions(opts options) cache.Options {
 // setup wires the selected modules, what they contribute to the shared webhooks, the webhook certificates
 // and the probes.
 func setup(ctx context.Context, mgr ctrl.Manager, opts options) error {
-	conversions, pods := conversion.NewRegistry(), &webhooks.PodChain{}
-	run, err := setupModules(ctx, mgr, opts, conversions, pods)
+	pods := &webhooks.PodChain{}
+	run, err := setupModules(ctx, mgr, opts, pods)
+	if err != nil {
+		return err
+	}
+	conversions, err := registerConversions(mgr.GetScheme(), converting(run))
 	if err != nil {
 		return err
 	}
@@ -221,20 +228,45 @@ func unreconciledKinds(mgr ctrl.Manager, run []module.Module) []schema.GroupVers
 	return unreconciled.Kinds(mgr.GetScheme(), mgr.GetRESTMapper(), ownedGroups(run), reconciled)
 }
 
-// conversionCRDs are the CRDs whose conversion this manager serves: those of the modules it runs. An
-// engine-only manager beside upstream OpenKruise leaves the apps.kruise.io and policy.kruise.io CRDs (and
-// their conversion webhooks) to it.
+// conversionCRDs are the CRDs whose conversion this manager serves: those of the converting modules.
 func conversionCRDs(run []module.Module) []string {
 	var names []string
-	for _, m := range run {
+	for _, m := range converting(run) {
 		names = append(names, m.ConversionCRDs...)
 	}
 	return names
 }
 
+// converting are the modules of the table whose CRDs this installation owns, running or not: their CRDs are
+// installed either way, and reading them needs the conversion. An engine-only manager beside upstream
+// OpenKruise leaves the apps.kruise.io and policy.kruise.io CRDs (and their conversion webhooks) to it.
+func converting(run []module.Module) []module.Module {
+	owned := ownedGroups(run)
+	var out []module.Module
+	for _, m := range modules {
+		if len(m.ConversionCRDs) > 0 && !slices.ContainsFunc(m.ConversionCRDs, func(crd string) bool {
+			_, group, _ := strings.Cut(crd, ".")
+			return !slices.Contains(owned, group)
+		}) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// registerConversions collects the converting modules' conversions for the /convert webhook.
+func registerConversions(scheme *runtime.Scheme, converting []module.Module) (conversion.Registry, error) {
+	registry := conversion.NewRegistry()
+	for _, m := range converting {
+		if err := m.Convert(scheme, registry); err != nil {
+			return nil, fmt.Errorf("module %s: %w", m.Name, err)
+		}
+	}
+	return registry, nil
+}
+
 // setupModules sets up the modules of the table that run, and returns them.
-func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversions conversion.Registry,
-	pods *webhooks.PodChain) ([]module.Module, error) {
+func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, pods *webhooks.PodChain) ([]module.Module, error) {
 	run, skipped, err := module.Select(modules, opts.modules(), servedBy(mgr))
 	if err != nil {
 		return nil, err
@@ -243,7 +275,7 @@ func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, conversio
 	for _, s := range skipped {
 		log.Info("Skipping module", "module", s.Name, "reason", s.Reason)
 	}
-	mopts := module.Options{Features: feature.Resolve(opts.featureGates), Conversions: conversions, PodMutations: pods,
+	mopts := module.Options{Features: feature.Resolve(opts.featureGates), PodMutations: pods,
 		MutatingWebhookConfiguration: mutatingWebhookConfiguration,
 		Namespace:                    opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace(),
 		FilterWorkloadType: opts.filterWorkloadType, PartitionPercentLimit: opts.partitionLimit}
