@@ -36,7 +36,9 @@ var upstreamCRDs = []crdWant{
 	{"broadcastjobs", appsGroup, namespaced, []string{"bcj"}, v1alpha1Only, "v1alpha1"},
 	{"clonesets", appsGroup, namespaced, []string{"clone"}, v1alpha1Only, "v1alpha1"},
 	{"containerrecreaterequests", appsGroup, namespaced, []string{"crr"}, v1alpha1Only, "v1alpha1"},
-	{"daemonsets", appsGroup, namespaced, []string{"daemon", "ads"}, v1alpha1Only, "v1alpha1"},
+	// Served as upstream 1.9 serves them; stored as upstream 1.8 stores them, the version its plugin and the
+	// engine read (1.9 stores v1beta1; which version is stored is invisible to clients).
+	{"daemonsets", appsGroup, namespaced, []string{"daemon", "ads"}, []string{"v1alpha1", "v1beta1"}, "v1alpha1"},
 	{"ephemeraljobs", appsGroup, namespaced, []string{"ejob"}, v1alpha1Only, "v1alpha1"},
 	{"imagelistpulljobs", appsGroup, namespaced, nil, v1alpha1Only, "v1alpha1"},
 	{"imagepulljobs", appsGroup, namespaced, nil, v1alpha1Only, "v1alpha1"},
