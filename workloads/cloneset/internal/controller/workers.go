@@ -12,11 +12,12 @@ const podWorkers = 16
 
 // createWorkers bounds the pod creates, and again the settling writes of new pods, in flight across the
 // controller's reconciles, so that scale-ups of several large CloneSets cannot put thousands of requests on
-// the API server at once. A 1,000-pod scale-up ran as fast with 256 as unbounded (its largest slow-start
-// batch is 512) and opened fewer HTTP/2 connections: past 100 requests on one connection, client-go's
-// transport dials for each waiting request. With 16 or 64 the creates took 1.5 to 2 times as long: on a
-// busy API server each create waits longer, and only more of them in flight keep the throughput up.
-const createWorkers = 256
+// the API server at once. With 16 or 64 a 1,000-pod scale-up took 1.5 to 2 times as long: on a busy API
+// server each create waits longer, and only more of them in flight keep the throughput up. With 256 (twice
+// that in flight with the settling writes) API Priority and Fairness rejected tens of the manager's requests
+// (HTTP 429, each retried a second later) where it files a controller's service account (workload-low);
+// 128 scaled as fast with none rejected.
+const createWorkers = 128
 
 // eachPod runs fn for every pod, at most podWorkers at once, and joins their errors. The pods of a step are
 // independent: one pod's lost write race must not hold back the others, and a thousand sequential writes
