@@ -83,5 +83,30 @@ func compileScript(script string) (*lua.FunctionProto, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrScript, err)
 	}
+	hintEmptyTables(proto)
 	return proto, nil
+}
+
+// Instruction layout of Lua 5.1, which gopher-lua keeps: opcode in the top 6 bits, B in the low 9, C in the
+// 9 above them.
+const (
+	opcodeShift = 26
+	argBMask    = 0x1ff
+	argCShift   = 9
+	argCMask    = 0x1ff << argCShift
+)
+
+// hintEmptyTables gives every empty constructor `{}` in p and its nested functions a hash-size hint of one.
+// gopher-lua makes the hash part of a table created without a hint with room for 32 keys on its first string
+// key (over 2 KiB); with a hint of one it starts small and grows as keys come. NEWTABLE's B and C only size
+// the table, so nothing a script can observe changes.
+func hintEmptyTables(p *lua.FunctionProto) {
+	for i, inst := range p.Code {
+		if int(inst>>opcodeShift) == lua.OP_NEWTABLE && inst&(argBMask|argCMask) == 0 {
+			p.Code[i] = inst | 1<<argCShift
+		}
+	}
+	for _, nested := range p.FunctionPrototypes {
+		hintEmptyTables(nested)
+	}
 }
