@@ -34,8 +34,9 @@ type sandbox struct {
 	// call while no script changed it.
 	libs *template
 	inst *instance
-	// scratch is reused by the JSON reader.
+	// scratch is reused by the JSON reader, enc by the conversions to Go.
 	scratch scratch
+	enc     encoder
 	// builtins are one value of each type other than string whose metatable the state holds, rather than the
 	// value (setmetatable(1, mt) sets the metatable of all numbers).
 	builtins []lua.LValue
@@ -142,7 +143,8 @@ func (sb *sandbox) result(ret lua.LValue) (v any, validUTF8 bool, err error) {
 	if ret == lua.LNil {
 		return nil, false, fmt.Errorf("%w: the script returned nil", ErrScript)
 	}
-	e := sb.newEncoder(true, sb.lim.result)
+	e := sb.encoder(true, sb.lim.result)
+	defer sb.keepEncoder(e)
 	if v, err = e.value(ret, 0); err != nil {
 		return nil, false, fmt.Errorf("%w: return value: %w", ErrScript, err)
 	}
