@@ -68,6 +68,8 @@ type VM struct {
 	opts   Options
 	limits limits
 	cache  *protoCache
+	// timedOut is the cause of a call that ran out of time, made once.
+	timedOut error
 	// states holds idle states. Not a sync.Pool: every garbage collection empties one, and making a state
 	// costs milliseconds where a call costs tens of microseconds; the channel's capacity bounds what idles.
 	states chan *sandbox
@@ -92,7 +94,7 @@ func New(o Options) *VM {
 		o.RegistryMaxSize = defaultRegistryMaxSize
 	}
 	return &VM{opts: o, limits: defaultLimits, cache: newProtoCache(defaultCacheSize),
-		states: make(chan *sandbox, idleStates())}
+		timedOut: fmt.Errorf("%w after %s", ErrTimeout, o.Timeout), states: make(chan *sandbox, idleStates())}
 }
 
 // idleStates is how many states a VM keeps for reuse: enough for every processor to evaluate at once.
@@ -149,8 +151,7 @@ func (v *VM) evalIn(ctx context.Context, sb *sandbox, proto *lua.FunctionProto, 
 // without an error before its context did.
 func (v *VM) run(ctx context.Context, sb *sandbox, proto *lua.FunctionProto, env *lua.LTable, in lua.LValue) (
 	r returned, clean bool, err error) {
-	timedOut := fmt.Errorf("%w after %s", ErrTimeout, v.opts.Timeout)
-	ctx, cancel := context.WithTimeoutCause(ctx, v.opts.Timeout, timedOut)
+	ctx, cancel := context.WithTimeoutCause(ctx, v.opts.Timeout, v.timedOut)
 	defer cancel()
 	if ctx.Err() != nil {
 		return returned{}, false, interrupted(ctx)
