@@ -149,7 +149,7 @@ func (e *encoder) collect(t *lua.LTable) {
 		}
 	}
 	// Next continues after the last array slot; from nil it starts at the keys when there is none.
-	var k, v lua.LValue = lua.LNil, lua.LNil
+	var k, v lua.LValue
 	if n == 0 {
 		k, v = t.Next(lua.LNil)
 	} else {
