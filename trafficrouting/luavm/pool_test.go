@@ -113,12 +113,8 @@ func evalOn(t *testing.T, vm *VM, sb *sandbox, script string) any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := json.Marshal(probeInput)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out any
-	reuse, err := vm.evalIn(context.Background(), sb, proto, data, &out)
+	reuse, err := vm.evalIn(context.Background(), sb, proto, probeInput, &out)
 	if err != nil || !reuse {
 		t.Fatalf("reuse %v, error %v", reuse, err)
 	}

@@ -117,25 +117,21 @@ func (v *VM) Eval(ctx context.Context, script string, input any, out any) (err e
 	if err != nil {
 		return err
 	}
-	data, err := json.Marshal(input)
-	if err != nil {
-		return fmt.Errorf("converting the input to JSON: %w", err)
-	}
 	sb := v.acquire()
 	// A state goes back to the pool only after a call that succeeded in time: after an error, a panic, a
 	// tripped limit or the end of ctx it may be inconsistent, so it is closed.
 	reuse := false
 	defer func() { v.putBack(sb, reuse) }()
-	reuse, err = v.evalIn(ctx, sb, proto, data, out)
+	reuse, err = v.evalIn(ctx, sb, proto, input, out)
 	return err
 }
 
-// evalIn runs proto in sb with obj made from the JSON document data and decodes the result into out; reuse
+// evalIn runs proto in sb with obj made from input as from its JSON and decodes the result into out; reuse
 // tells whether sb may serve another call.
-func (v *VM) evalIn(ctx context.Context, sb *sandbox, proto *lua.FunctionProto, data []byte, out any) (
+func (v *VM) evalIn(ctx context.Context, sb *sandbox, proto *lua.FunctionProto, input any, out any) (
 	reuse bool, err error) {
 	env := sb.prepare(v.limits)
-	in, err := sb.jsonToLua(data)
+	in, err := sb.inputToLua(input)
 	if err != nil {
 		return false, fmt.Errorf("converting the input to JSON: %w", err)
 	}
@@ -145,6 +141,18 @@ func (v *VM) evalIn(ctx context.Context, sb *sandbox, proto *lua.FunctionProto, 
 	}
 	err = decodeResult(result, out)
 	return clean && err == nil, err
+}
+
+// inputToLua converts input directly when it can, else through its JSON.
+func (sb *sandbox) inputToLua(input any) (lua.LValue, error) {
+	if in, ok := sb.goToLua(input); ok {
+		return in, nil
+	}
+	data, err := json.Marshal(input)
+	if err != nil {
+		return lua.LNil, err
+	}
+	return sb.jsonToLua(data)
 }
 
 // run executes proto in sb with the environment env and obj set to in; clean tells whether the call ended
