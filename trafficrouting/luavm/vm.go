@@ -102,7 +102,7 @@ func idleStates() int {
 	return 2 * runtime.GOMAXPROCS(0)
 }
 
-// Eval runs script with the global obj set to input (converted through JSON) and decodes the script's return
+// Eval runs script with the global obj set to input (converted as through JSON) and decodes the script's return
 // value into out the way json.Unmarshal would. Tables made from JSON arrays and objects go back out as such,
 // even when empty. Another empty table fits both maps and slices: returned directly it becomes the empty value
 // of out's kind, nested it becomes null. Returning nil is an error, so a script that forgets to return cannot
