@@ -3,6 +3,8 @@ package luavm
 import (
 	"context"
 	"testing"
+
+	luaconfiguration "github.com/flotilla-dev/flotilla/lua_configuration"
 )
 
 // benchScript has the shape of the nginx ingress script: copy the annotations, drop and recompute the
@@ -88,4 +90,73 @@ func BenchmarkEval(b *testing.B) {
 			}
 		}
 	})
+}
+
+// virtualServiceBenchInput has the shape of the custom provider's input for a VirtualService of three http
+// routes, two of them with match conditions.
+func virtualServiceBenchInput(matches []any) map[string]any {
+	dest := func(host string, weight int) map[string]any {
+		return map[string]any{"destination": map[string]any{"host": host, "port": map[string]any{"number": 9080}},
+			"weight": weight}
+	}
+	route := func(name string, match any, routes ...any) map[string]any {
+		r := map[string]any{"name": name, "route": routes, "timeout": "10s",
+			"retries": map[string]any{"attempts": 3, "perTryTimeout": "2s", "retryOn": "5xx,reset"}}
+		if match != nil {
+			r["match"] = []any{match}
+		}
+		return r
+	}
+	return map[string]any{
+		"data": map[string]any{
+			"spec": map[string]any{
+				"hosts":    []any{"reviews.example.com", "reviews"},
+				"gateways": []any{"istio-system/public", "mesh"},
+				"http": []any{
+					route("admin", map[string]any{"uri": map[string]any{"prefix": "/admin"}}, dest("reviews-admin", 100)),
+					route("beta", map[string]any{"headers": map[string]any{"x-beta": map[string]any{"exact": "1"}}},
+						dest("reviews.bench.svc.cluster.local", 100)),
+					route("default", nil, dest("reviews", 90), dest("reviews-fallback", 10)),
+				},
+			},
+			"labels":      map[string]any{"app": "reviews", "team": "bookinfo"},
+			"annotations": map[string]any{"meta.helm.sh/release-name": "reviews"},
+		},
+		"canaryWeight": 30, "stableWeight": 70, "matches": matches,
+		"canaryService": "reviews-canary", "stableService": "reviews",
+	}
+}
+
+// BenchmarkEvalVirtualService times a warm evaluation of the built-in VirtualService script, with a weight
+// and with two matches.
+func BenchmarkEvalVirtualService(b *testing.B) {
+	script, ok := luaconfiguration.Custom("networking.istio.io", "VirtualService")
+	if !ok {
+		b.Fatal("no VirtualService script")
+	}
+	vm := New(Options{})
+	matches := []any{
+		map[string]any{"headers": []any{map[string]any{"name": "x-canary", "value": "always"},
+			map[string]any{"type": "RegularExpression", "name": "x-user", "value": "qa-.*"}}},
+		map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/api/v2"},
+			"queryParams": []any{map[string]any{"name": "canary", "value": "1"}}},
+	}
+	for _, c := range []struct {
+		name   string
+		input  map[string]any
+		routes int
+	}{{"weight", virtualServiceBenchInput(nil), 3}, {"matches", virtualServiceBenchInput(matches), 5}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				out := map[string]any{}
+				if err := vm.Eval(context.Background(), script, c.input, &out); err != nil {
+					b.Fatal(err)
+				}
+				if routes := out["spec"].(map[string]any)["http"].([]any); len(routes) != c.routes {
+					b.Fatal(out)
+				}
+			}
+		})
+	}
 }

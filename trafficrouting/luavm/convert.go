@@ -55,13 +55,24 @@ func (sb *sandbox) objectToLua(m map[string]any) *lua.LTable {
 // value: a table can hold many references to one large string, which JSON repeats). An empty table that did not come
 // from JSON becomes nil when emptyAsNull is set (so it fits both maps and slices), else an empty object.
 func (sb *sandbox) fromLua(v lua.LValue, emptyAsNull bool, budget int) (any, error) {
-	return sb.newEncoder(emptyAsNull, budget).value(v, 0)
+	e := sb.encoder(emptyAsNull, budget)
+	defer sb.keepEncoder(e)
+	return e.value(v, 0)
 }
 
-func (sb *sandbox) newEncoder(emptyAsNull bool, budget int) *encoder {
-	e := &encoder{sb: sb, emptyAsNull: emptyAsNull, budget: budget, validUTF8: true}
-	e.collect = func(k, v lua.LValue) { e.entries = append(e.entries, entry{k, v}) }
+// encoder readies the state's encoder for one conversion; its stacks are kept between calls. Conversions do
+// not nest: no Lua code runs during one.
+func (sb *sandbox) encoder(emptyAsNull bool, budget int) *encoder {
+	e := &sb.enc
+	e.sb, e.emptyAsNull, e.budget, e.validUTF8 = sb, emptyAsNull, budget, true
 	return e
+}
+
+// keepEncoder drops the encoder's stacks when they grew too large to keep with a pooled state.
+func (sb *sandbox) keepEncoder(e *encoder) {
+	if cap(e.path)+cap(e.entries) > maxKeptScratch {
+		e.path, e.entries = nil, nil
+	}
 }
 
 type encoder struct {
@@ -70,9 +81,8 @@ type encoder struct {
 	budget      int
 	// path holds the tables being converted, outermost first (at most maxNesting).
 	path []*lua.LTable
-	// entries is a stack of the entries of the tables on path; collect pushes one.
+	// entries is a stack of the entries of the tables on path.
 	entries []entry
-	collect func(k, v lua.LValue)
 	// validUTF8 is cleared by a string or key that is not valid UTF-8, which JSON would alter.
 	validUTF8 bool
 }
@@ -117,7 +127,38 @@ func (e *encoder) value(v lua.LValue, depth int) (any, error) {
 	}
 }
 
-type entry struct{ key, value lua.LValue }
+// entry is one key and value of a table; key is nil for the element at index of the array part, so that
+// array keys need not be boxed.
+type entry struct {
+	key   lua.LValue
+	index int
+	value lua.LValue
+}
+
+// collect pushes t's entries: the array part by index, then the hash part in its order. Iterating with Next
+// rather than ForEach reuses the keys the table holds instead of boxing each one anew.
+func (e *encoder) collect(t *lua.LTable) {
+	_, n, ok := tableSizes(t)
+	if !ok {
+		t.ForEach(func(k, v lua.LValue) { e.entries = append(e.entries, entry{key: k, value: v}) })
+		return
+	}
+	for i := 1; i <= n; i++ {
+		if v := t.RawGetInt(i); v != lua.LNil {
+			e.entries = append(e.entries, entry{index: i, value: v})
+		}
+	}
+	// Next continues after the last array slot; from nil it starts at the keys when there is none.
+	var k, v lua.LValue
+	if n == 0 {
+		k, v = t.Next(lua.LNil)
+	} else {
+		k, v = t.Next(lua.LNumber(n))
+	}
+	for ; k != lua.LNil; k, v = t.Next(k) {
+		e.entries = append(e.entries, entry{key: k, value: v})
+	}
+}
 
 func (e *encoder) table(t *lua.LTable, depth int) (any, error) {
 	if slices.Contains(e.path, t) {
@@ -129,11 +170,12 @@ func (e *encoder) table(t *lua.LTable, depth int) (any, error) {
 	e.path = append(e.path, t)
 	base := len(e.entries)
 	defer func() {
+		e.path[len(e.path)-1] = nil
 		e.path = e.path[:len(e.path)-1]
 		clear(e.entries[base:])
 		e.entries = e.entries[:base]
 	}()
-	t.ForEach(e.collect)
+	e.collect(t)
 	// Nested tables push their entries after these, so the view stays valid.
 	entries := e.entries[base:]
 	if n, ok := e.arrayLength(t, entries); ok {
@@ -153,6 +195,10 @@ func (e *encoder) arrayLength(t *lua.LTable, entries []entry) (int, bool) {
 	}
 	highest := 0.0
 	for _, en := range entries {
+		if en.key == nil {
+			highest = max(highest, float64(en.index))
+			continue
+		}
 		k, ok := en.key.(lua.LNumber)
 		if !ok || float64(k) < 1 || float64(k) != math.Trunc(float64(k)) {
 			return 0, false
@@ -179,7 +225,11 @@ func (e *encoder) array(entries []entry, n int, depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[int(en.key.(lua.LNumber))-1] = v
+		i := en.index
+		if en.key != nil {
+			i = int(en.key.(lua.LNumber))
+		}
+		out[i-1] = v
 	}
 	return out, nil
 }
@@ -187,7 +237,7 @@ func (e *encoder) array(entries []entry, n int, depth int) (any, error) {
 func (e *encoder) object(entries []entry, depth int) (any, error) {
 	out := make(map[string]any, len(entries))
 	for _, en := range entries {
-		k, err := objectKey(en.key)
+		k, err := objectKey(en)
 		if err != nil {
 			return nil, err
 		}
@@ -202,9 +252,12 @@ func (e *encoder) object(entries []entry, depth int) (any, error) {
 	return out, nil
 }
 
-// objectKey names a table key in JSON: strings as they are, numbers in Lua's notation.
-func objectKey(k lua.LValue) (string, error) {
-	switch k := k.(type) {
+// objectKey names an entry's key in JSON: strings as they are, numbers in Lua's notation.
+func objectKey(en entry) (string, error) {
+	if en.key == nil {
+		return strconv.Itoa(en.index), nil
+	}
+	switch k := en.key.(type) {
 	case lua.LString:
 		return string(k), nil
 	case lua.LNumber:

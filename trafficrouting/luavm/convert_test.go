@@ -197,3 +197,39 @@ func TestJSONModule(t *testing.T) {
 		}
 	}
 }
+
+// TestTableKeys converts tables whose keys sit in the array part, the hash part or both, including keys
+// removed again, which stay in the hash part's order.
+func TestTableKeys(t *testing.T) {
+	vm := New(Options{})
+	cases := []struct {
+		script string
+		want   any
+	}{
+		{`return {1, 2, [0] = "z", [-1] = "m", [1.5] = "f", [2^40] = "b", x = "s"}`,
+			map[string]any{"1": 1.0, "2": 2.0, "0": "z", "-1": "m", "1.5": "f", "1099511627776": "b", "x": "s"}},
+		{`local t = {a = 1, b = 2, c = 3} t.b = nil t.d = 4 return t`, map[string]any{"a": 1.0, "c": 3.0, "d": 4.0}},
+		{`local t = {1, 2, 3} t[3] = nil t.k = nil return t`, []any{1.0, 2.0}},
+		{`local t = {1, 2} t[1], t[2] = nil, nil t.k = "v" return t`, map[string]any{"k": "v"}},
+		{`local t = {1, nil, 3} t.k = "v" return t`, map[string]any{"1": 1.0, "3": 3.0, "k": "v"}},
+		{`return {[1] = 1, [3] = 3}`, []any{1.0, nil, 3.0}},
+		{`local t = {} t[2^40] = 1 t[2^40] = nil t[1] = "a" return t`, []any{"a"}},
+		{`local t = {} t.x = 1 t.x = nil return {t = t}`, map[string]any{"t": nil}},
+		{`local t = {n = {1, {2, {k = {}}}}} return t`, map[string]any{"n": []any{1.0, []any{2.0, map[string]any{"k": nil}}}}},
+	}
+	for _, tc := range cases {
+		out, err := evalAny(vm, tc.script, nil)
+		if err != nil {
+			t.Errorf("%s: %v", tc.script, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, out); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.script, diff)
+		}
+	}
+	for _, script := range []string{`return {[true] = 1}`, `return {1, [{}] = 2}`} {
+		if _, err := evalAny(vm, script, nil); err == nil || !strings.Contains(err.Error(), "table key of type") {
+			t.Errorf("%s: %v", script, err)
+		}
+	}
+}

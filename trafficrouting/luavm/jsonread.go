@@ -198,13 +198,17 @@ func (r *jsonReader) array() (*lua.LTable, bool) {
 			}
 		}
 	}
-	elems := r.elems[base:]
-	t := r.sb.L.CreateTable(len(elems), 0)
+	return r.sb.arrayTable(r.elems[base:]), true
+}
+
+// arrayTable builds the sequence of elems, nils included.
+func (sb *sandbox) arrayTable(elems []lua.LValue) *lua.LTable {
+	t := sb.L.CreateTable(len(elems), 0)
 	for i, e := range elems {
 		t.RawSetInt(i+1, e)
 	}
-	t.Metatable = r.sb.arrayMT
-	return t, true
+	t.Metatable = sb.arrayMT
+	return t
 }
 
 func (r *jsonReader) literal(word string, v lua.LValue) (lua.LValue, bool) {

@@ -27,6 +27,9 @@ local n, b = 1, true
 return {
   keys = {_G = keys(_G), string = keys(string), table = keys(table), math = keys(math), json = keys(json),
     objectMT = keys(getmetatable(obj)), arrayMT = keys(getmetatable(obj.list))},
+  markers = {getmetatable(getmetatable(obj)) == nil, getmetatable(getmetatable(obj.list)) == nil,
+    #getmetatable(obj) + #getmetatable(obj.list), getmetatable(obj) ~= getmetatable(obj.list),
+    tostring(next(getmetatable(obj))), tostring(next(getmetatable(obj.list)))},
   -- next from a key the table does not hold starts over in a pristine table, so a key another call added and
   -- removed would show here.
   nextAfterRemoved = {tostring(next(string, "added")), tostring(next(_G, "added")), tostring(next(string, true)),
@@ -78,6 +81,11 @@ var mutations = []string{
 	"getmetatable(obj).__index = function() return 'object' end",
 	"getmetatable(obj.list).__index = function() return 'array' end",
 	"rawset(getmetatable(obj), 'extra', 1)",
+	"local m = getmetatable(obj) m.k = 1 m.k = nil",
+	"local m = getmetatable(obj.list) m[1] = true",
+	"rawset(getmetatable(obj), 1, 'x')",
+	"setmetatable(getmetatable(obj), {__index = function() return 'marker' end})",
+	"setmetatable(getmetatable(obj.list), {}) setmetatable(getmetatable(obj.list), nil)",
 	"setmetatable(_G, {__index = function() return 'global' end})",
 	"_G.string = {}",
 	"_G._G = nil",
@@ -105,12 +113,8 @@ func evalOn(t *testing.T, vm *VM, sb *sandbox, script string) any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := json.Marshal(probeInput)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out any
-	reuse, err := vm.evalIn(context.Background(), sb, proto, data, &out)
+	reuse, err := vm.evalIn(context.Background(), sb, proto, probeInput, &out)
 	if err != nil || !reuse {
 		t.Fatalf("reuse %v, error %v", reuse, err)
 	}
@@ -155,6 +159,38 @@ func TestUnchangedEnvironmentIsKept(t *testing.T) {
 	sb.prepare(defaultLimits)
 	if sb.inst == kept {
 		t.Fatal("the environment was kept after a change")
+	}
+}
+
+// TestPristineMarkersAreKept checks that the JSON markers survive calls that leave them as new, and are
+// replaced after one that changed them, even when a key was removed again (it would still steer next).
+func TestPristineMarkersAreKept(t *testing.T) {
+	vm := New(Options{})
+	sb := newSandbox(vm.opts)
+	defer sb.L.Close()
+	evalOn(t, vm, sb, probeScript)
+	for _, script := range []string{
+		"return {}", "local m = getmetatable(obj) return {x = m.x, y = rawget(m, 'y'), n = #m}", "obj = nil return {}",
+		// A metatable set and removed again leaves nothing to tell.
+		"setmetatable(getmetatable(obj.list), {}) setmetatable(getmetatable(obj.list), nil) return {}",
+	} {
+		array, object := sb.keptArrayMT, sb.keptObjectMT
+		evalOn(t, vm, sb, script)
+		if sb.keptArrayMT != array || sb.keptObjectMT != object {
+			t.Fatalf("%s: the markers were replaced", script)
+		}
+	}
+	for _, script := range []string{
+		"local m = getmetatable(obj) m.k = 1 m.k = nil return {}",
+		"setmetatable(getmetatable(obj), {}) return {}",
+		"rawset(getmetatable(obj.list), 1, 1) rawset(getmetatable(obj.list), 1, nil) return {}",
+	} {
+		array, object := sb.keptArrayMT, sb.keptObjectMT
+		evalOn(t, vm, sb, script)
+		evalOn(t, vm, sb, "return {}")
+		if sb.keptArrayMT == array && sb.keptObjectMT == object {
+			t.Fatalf("%s: the markers were kept", script)
+		}
 	}
 }
 

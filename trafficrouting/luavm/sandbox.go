@@ -26,16 +26,19 @@ type sandbox struct {
 	// produced counts the bytes the guarded builtins created during this call.
 	produced int
 	// arrayMT and objectMT mark tables made from JSON arrays and objects, so they go back out as the same
-	// kind even when empty. A script can reach them through getmetatable(obj), so each call gets new ones.
-	arrayMT, objectMT *lua.LTable
+	// kind even when empty. A script can reach them through getmetatable(obj), so a call gets new ones unless
+	// the previous call's are still pristine; keptArrayMT and keptObjectMT hold those between calls.
+	arrayMT, objectMT         *lua.LTable
+	keptArrayMT, keptObjectMT *lua.LTable
 	// guard is the size-checking `..` every chunk receives.
 	guard *lua.LFunction
 	// libs is the environment as opened, which prepare copies; inst is the copy in use, kept for the next
 	// call while no script changed it.
 	libs *template
 	inst *instance
-	// scratch is reused by the JSON reader.
+	// scratch is reused by the JSON reader, enc by the conversions to Go.
 	scratch scratch
+	enc     encoder
 	// builtins are one value of each type other than string whose metatable the state holds, rather than the
 	// value (setmetatable(1, mt) sets the metatable of all numbers).
 	builtins []lua.LValue
@@ -106,9 +109,20 @@ func (sb *sandbox) prepare(lim limits) *lua.LTable {
 	// Library code that looks up globals (none of what is opened does) would see this call's copy.
 	L.G.Global, L.Env = env, env
 	sb.lim, sb.produced = lim, 0
-	sb.arrayMT, sb.objectMT = L.CreateTable(0, 0), L.CreateTable(0, 0)
+	sb.arrayMT, sb.objectMT = freshMarker(L, sb.keptArrayMT), freshMarker(L, sb.keptObjectMT)
 	L.SetTop(0)
 	return env
+}
+
+// freshMarker returns kept when no script could tell it from a new empty table (no metatable, no key ever
+// set), else a new table.
+func freshMarker(L *lua.LState, kept *lua.LTable) *lua.LTable {
+	if kept != nil && kept.Metatable == lua.LNil {
+		if keys, array, ok := tableSizes(kept); ok && keys == 0 && array == 0 {
+			return kept
+		}
+	}
+	return L.CreateTable(0, 0)
 }
 
 // release drops what the finished call left in the state, so the pool does not keep it alive.
@@ -117,6 +131,7 @@ func (sb *sandbox) release() {
 	sb.L.RemoveContext()
 	sb.inst.env.RawSetString(objGlobal, lua.LNil)
 	sb.L.G.Global, sb.L.Env = sb.libs.global, sb.libs.global
+	sb.keptArrayMT, sb.keptObjectMT = sb.arrayMT, sb.objectMT
 	sb.arrayMT, sb.objectMT = nil, nil
 }
 
@@ -142,7 +157,8 @@ func (sb *sandbox) result(ret lua.LValue) (v any, validUTF8 bool, err error) {
 	if ret == lua.LNil {
 		return nil, false, fmt.Errorf("%w: the script returned nil", ErrScript)
 	}
-	e := sb.newEncoder(true, sb.lim.result)
+	e := sb.encoder(true, sb.lim.result)
+	defer sb.keepEncoder(e)
 	if v, err = e.value(ret, 0); err != nil {
 		return nil, false, fmt.Errorf("%w: return value: %w", ErrScript, err)
 	}

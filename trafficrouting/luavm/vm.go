@@ -68,6 +68,8 @@ type VM struct {
 	opts   Options
 	limits limits
 	cache  *protoCache
+	// timedOut is the cause of a call that ran out of time, made once.
+	timedOut error
 	// states holds idle states. Not a sync.Pool: every garbage collection empties one, and making a state
 	// costs milliseconds where a call costs tens of microseconds; the channel's capacity bounds what idles.
 	states chan *sandbox
@@ -92,7 +94,7 @@ func New(o Options) *VM {
 		o.RegistryMaxSize = defaultRegistryMaxSize
 	}
 	return &VM{opts: o, limits: defaultLimits, cache: newProtoCache(defaultCacheSize),
-		states: make(chan *sandbox, idleStates())}
+		timedOut: fmt.Errorf("%w after %s", ErrTimeout, o.Timeout), states: make(chan *sandbox, idleStates())}
 }
 
 // idleStates is how many states a VM keeps for reuse: enough for every processor to evaluate at once.
@@ -100,7 +102,7 @@ func idleStates() int {
 	return 2 * runtime.GOMAXPROCS(0)
 }
 
-// Eval runs script with the global obj set to input (converted through JSON) and decodes the script's return
+// Eval runs script with the global obj set to input (converted as through JSON) and decodes the script's return
 // value into out the way json.Unmarshal would. Tables made from JSON arrays and objects go back out as such,
 // even when empty. Another empty table fits both maps and slices: returned directly it becomes the empty value
 // of out's kind, nested it becomes null. Returning nil is an error, so a script that forgets to return cannot
@@ -115,25 +117,21 @@ func (v *VM) Eval(ctx context.Context, script string, input any, out any) (err e
 	if err != nil {
 		return err
 	}
-	data, err := json.Marshal(input)
-	if err != nil {
-		return fmt.Errorf("converting the input to JSON: %w", err)
-	}
 	sb := v.acquire()
 	// A state goes back to the pool only after a call that succeeded in time: after an error, a panic, a
 	// tripped limit or the end of ctx it may be inconsistent, so it is closed.
 	reuse := false
 	defer func() { v.putBack(sb, reuse) }()
-	reuse, err = v.evalIn(ctx, sb, proto, data, out)
+	reuse, err = v.evalIn(ctx, sb, proto, input, out)
 	return err
 }
 
-// evalIn runs proto in sb with obj made from the JSON document data and decodes the result into out; reuse
+// evalIn runs proto in sb with obj made from input as from its JSON and decodes the result into out; reuse
 // tells whether sb may serve another call.
-func (v *VM) evalIn(ctx context.Context, sb *sandbox, proto *lua.FunctionProto, data []byte, out any) (
+func (v *VM) evalIn(ctx context.Context, sb *sandbox, proto *lua.FunctionProto, input any, out any) (
 	reuse bool, err error) {
 	env := sb.prepare(v.limits)
-	in, err := sb.jsonToLua(data)
+	in, err := sb.inputToLua(input)
 	if err != nil {
 		return false, fmt.Errorf("converting the input to JSON: %w", err)
 	}
@@ -145,12 +143,23 @@ func (v *VM) evalIn(ctx context.Context, sb *sandbox, proto *lua.FunctionProto, 
 	return clean && err == nil, err
 }
 
+// inputToLua converts input directly when it can, else through its JSON.
+func (sb *sandbox) inputToLua(input any) (lua.LValue, error) {
+	if in, ok := sb.goToLua(input); ok {
+		return in, nil
+	}
+	data, err := json.Marshal(input)
+	if err != nil {
+		return lua.LNil, err
+	}
+	return sb.jsonToLua(data)
+}
+
 // run executes proto in sb with the environment env and obj set to in; clean tells whether the call ended
 // without an error before its context did.
 func (v *VM) run(ctx context.Context, sb *sandbox, proto *lua.FunctionProto, env *lua.LTable, in lua.LValue) (
 	r returned, clean bool, err error) {
-	timedOut := fmt.Errorf("%w after %s", ErrTimeout, v.opts.Timeout)
-	ctx, cancel := context.WithTimeoutCause(ctx, v.opts.Timeout, timedOut)
+	ctx, cancel := context.WithTimeoutCause(ctx, v.opts.Timeout, v.timedOut)
 	defer cancel()
 	if ctx.Err() != nil {
 		return returned{}, false, interrupted(ctx)

@@ -233,3 +233,50 @@ func concatLines(p *lua.FunctionProto) []int {
 	}
 	return lines
 }
+
+// TestEmptyConstructorsGetAHashHint checks that `{}` gets a hash-size hint of one wherever it appears, that
+// constructors with fields keep the sizes the compiler gave them, and that the hinted tables work as maps,
+// arrays and both.
+func TestEmptyConstructorsGetAHashHint(t *testing.T) {
+	script := `local m = {}
+		local a = {1, 2}
+		local h = {x = 1}
+		local function f() local n = {} n[1] = "one" n.k = "v" return n end
+		m.x, m[1], m[2] = "x", "a", "b"
+		local l = {}
+		for i = 1, 40 do l[#l + 1] = i end
+		return {m = m, a = a, h = h, f = f(), n = #l, last = l[40]}`
+	proto, err := compileScript(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes [][2]uint32
+	var collect func(p *lua.FunctionProto)
+	collect = func(p *lua.FunctionProto) {
+		for _, inst := range p.Code {
+			if int(inst>>26) == lua.OP_NEWTABLE {
+				sizes = append(sizes, [2]uint32{inst & 0x1ff, inst >> 9 & 0x1ff})
+			}
+		}
+		for _, nested := range p.FunctionPrototypes {
+			collect(nested)
+		}
+	}
+	collect(proto)
+	// m, a, h, l, the returned table, then n in f.
+	want := [][2]uint32{{0, 1}, {2, 0}, {0, 1}, {0, 1}, {0, 6}, {0, 1}}
+	if diff := cmp.Diff(want, sizes); diff != "" {
+		t.Errorf("NEWTABLE sizes (-want +got):\n%s", diff)
+	}
+	out, err := evalAny(New(Options{}), script, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOut := map[string]any{
+		"m": map[string]any{"x": "x", "1": "a", "2": "b"}, "a": []any{1.0, 2.0}, "h": map[string]any{"x": 1.0},
+		"f": map[string]any{"1": "one", "k": "v"}, "n": 40.0, "last": 40.0,
+	}
+	if diff := cmp.Diff(wantOut, out); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+}
