@@ -44,6 +44,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %[7]q
     conf_dir = %[8]q
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %[9]q
 `
 
 // privateHostDirs are host paths the node writes to whatever its configuration says: containerd 1.6's shim
@@ -66,7 +68,7 @@ func (n *RealNode) startContainerd(ctx context.Context) error {
 	config := filepath.Join(n.dir, "containerd.toml")
 	state := filepath.Join(n.net.dir, "state")
 	content := fmt.Sprintf(containerdConfig, filepath.Join(n.dir, "containerd"), state, n.SocketPath,
-		filepath.Join(n.dir, "opt"), images.PauseImage, filepath.Join(state, "runc"), cniBin, cniConf)
+		filepath.Join(n.dir, "opt"), images.PauseImage, filepath.Join(state, "runc"), cniBin, cniConf, n.registryHostsDir())
 	if err := os.WriteFile(config, []byte(content), 0o644); err != nil {
 		return fmt.Errorf("containerd config: %w", err)
 	}
@@ -86,6 +88,20 @@ func (n *RealNode) startContainerd(ctx context.Context) error {
 	}
 	n.container = p
 	return waitCRI(ctx, p, n.CRIEndpoint)
+}
+
+// registryHostsDir holds containerd's per-registry configuration (<host:port>/hosts.toml), read at each pull.
+func (n *RealNode) registryHostsDir() string { return filepath.Join(n.dir, "registry-hosts") }
+
+// AllowPlainHTTP lets the node pull from a registry at host (host:port) over plain HTTP, as the registries
+// tests start (package registry) serve. It takes effect at the next pull.
+func (n *RealNode) AllowPlainHTTP(host string) error {
+	dir := filepath.Join(n.registryHostsDir(), host)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("registry hosts: %w", err)
+	}
+	hosts := fmt.Sprintf("server = \"http://%[1]s\"\n\n[host.\"http://%[1]s\"]\n  capabilities = [\"pull\", \"resolve\"]\n", host)
+	return os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(hosts), 0o644)
 }
 
 // waitCRI polls the runtime's Version until it answers, the process exits or ctx ends.

@@ -65,6 +65,7 @@ func TestRealNode(t *testing.T) {
 	pod := runTestApp(t, client)
 	t.Run("in-place image update", func(t *testing.T) { testRealImageUpdate(t, client, pod) })
 	t.Run("bridge keeps its address", func(t *testing.T) { testBridgeAddress(t, n) })
+	t.Run("pull from a registry behind basic auth", func(t *testing.T) { testRegistryPull(t, n) })
 
 	inNode := nodeProcesses(t, c)
 	podCgroups := filepath.Join(cgroupRoot, "memory", n.net.cgroupParent(), "kubepods")
