@@ -30,6 +30,7 @@ func Scenarios() []Scenario {
 	return []Scenario{
 		apiserverFloor(),
 		managerIdle(),
+		fleetIdle(),
 		deploymentRollout(true),
 		deploymentRollout(false),
 		canaryTrafficStep(),
