@@ -19,10 +19,11 @@ const (
 	DefaultTimeout = 10 * time.Second
 )
 
-// Client is a Runtime over a gRPC connection to a CRI RuntimeService.
+// Client is a Runtime and Images over a gRPC connection to a CRI RuntimeService and ImageService.
 type Client struct {
 	conn    *grpc.ClientConn
 	rt      runtimeapi.RuntimeServiceClient
+	img     runtimeapi.ImageServiceClient
 	timeout time.Duration
 	// Endpoint is the unix:// address the client talks to.
 	Endpoint string
@@ -43,7 +44,8 @@ func Dial(ctx context.Context, endpoint string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to CRI endpoint %s: %w", target, err)
 	}
-	c := &Client{conn: conn, rt: runtimeapi.NewRuntimeServiceClient(conn), timeout: DefaultTimeout, Endpoint: target}
+	c := &Client{conn: conn, rt: runtimeapi.NewRuntimeServiceClient(conn), img: runtimeapi.NewImageServiceClient(conn),
+		timeout: DefaultTimeout, Endpoint: target}
 	if _, err := c.Version(ctx); err != nil {
 		return nil, errors.Join(err, conn.Close())
 	}

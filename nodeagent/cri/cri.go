@@ -1,7 +1,8 @@
 // Package cri is the node agent's narrow view of the container runtime: the few CRI RuntimeService calls
-// the agent makes (Version, ListContainers, ContainerStatus, StopContainer, ExecSync), as plain Go values,
-// over a gRPC connection to the runtime's unix socket. Keeping the surface small keeps the agent testable
-// against an in-process runtime (package critest) and its privileges obvious.
+// the agent makes (Version, ListContainers, ContainerStatus, StopContainer, ExecSync) and ImageService
+// calls (PullImage, ImageStatus), as plain Go values, over a gRPC connection to the runtime's unix
+// socket. Keeping the surface small keeps the agent testable against an in-process runtime (package
+// critest) and its privileges obvious.
 package cri
 
 import (

@@ -1,5 +1,5 @@
 // Command nodeagent is flotilla-nodeagent, run once per node (DaemonSet): it executes the node's
-// ContainerRecreateRequests through the container runtime's CRI socket. It serves /metrics and /healthz
+// ContainerRecreateRequests and pulls the images of its NodeImage through the container runtime's CRI socket. It serves /metrics and /healthz
 // (failing while the runtime does not answer) on --addr, and needs env NODE_NAME.
 package main
 
@@ -26,6 +26,7 @@ import (
 	"github.com/flotilla-dev/flotilla/nodeagent/cri"
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/containermeta"
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/containerrecreate"
+	"github.com/flotilla-dev/flotilla/nodeagent/internal/imagepuller"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -36,6 +37,7 @@ type options struct {
 	hostRunDir  string
 	qps         float64
 	burst       int
+	pullWorkers int
 	zap         zap.Options
 }
 
@@ -45,6 +47,7 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.hostRunDir, "host-run-dir", "/hostvarrun", "Where the host's /var/run is mounted, for probing the CRI socket.")
 	fs.Float64Var(&o.qps, "rest-config-qps", 30, "QPS of the agent's API client.")
 	fs.IntVar(&o.burst, "rest-config-burst", 50, "Burst of the agent's API client.")
+	fs.IntVar(&o.pullWorkers, "max-workers-for-pull-image", imagepuller.DefaultMaxParallel, "Image pulls in flight at once; -1: no bound.")
 	o.zap.BindFlags(fs)
 }
 
@@ -81,6 +84,9 @@ func run() error {
 	}
 	if err := (&containermeta.Reconciler{NodeName: nodeName, Runtime: rt}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the container meta reporter: %w", err)
+	}
+	if err := (&imagepuller.Reconciler{NodeName: nodeName, Images: rt, MaxParallel: opts.pullWorkers}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the image puller: %w", err)
 	}
 	ctrl.Log.Info("Starting node agent", "node", nodeName)
 	return mgr.Start(ctx)
@@ -135,6 +141,7 @@ func newManager(opts options, nodeName string, rt cri.Runtime) (ctrl.Manager, er
 func cacheByObject(nodeName string) map[client.Object]cache.ByObject {
 	byObject := containerrecreate.CacheByObject(nodeName)
 	maps.Copy(byObject, containermeta.CacheByObject(nodeName))
+	maps.Copy(byObject, imagepuller.CacheByObject(nodeName))
 	return byObject
 }
 

@@ -1,5 +1,6 @@
-// Package critest is an in-process container runtime for tests: a CRI RuntimeService gRPC server on a unix
-// socket that keeps containers in memory with the kubelet's labels. Tests play the kubelet through it (run a
+// Package critest is an in-process container runtime for tests: a CRI RuntimeService and ImageService gRPC
+// server on a unix socket that keeps containers in memory with the kubelet's labels, and images pulled
+// from a scripted registry. Tests play the kubelet through it (run a
 // pod's containers, restart a stopped one) and read back what the node agent asked of the runtime (stops
 // with their grace periods, execs). Only the calls the agent makes are served; the rest answer Unimplemented.
 package critest
@@ -57,6 +58,9 @@ type Runtime struct {
 	execs      []Exec
 	stopErr    map[string]error
 	exec       ExecFunc
+	images     map[string]cri.Image
+	registry   map[string]RegistryImage
+	pulls      []Pull
 }
 
 type container struct {
@@ -88,9 +92,11 @@ func Start(t TB) *Runtime {
 	if err != nil {
 		t.Fatalf("critest: listen on %s: %v", sock, err)
 	}
-	r := &Runtime{Endpoint: "unix://" + sock, containers: map[string]*container{}, stopErr: map[string]error{}}
+	r := &Runtime{Endpoint: "unix://" + sock, containers: map[string]*container{}, stopErr: map[string]error{},
+		images: map[string]cri.Image{}, registry: map[string]RegistryImage{}}
 	srv := grpc.NewServer()
 	runtimeapi.RegisterRuntimeServiceServer(srv, r)
+	runtimeapi.RegisterImageServiceServer(srv, &imageServer{r: r})
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	return r

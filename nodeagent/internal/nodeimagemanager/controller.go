@@ -1,0 +1,180 @@
+package nodeimagemanager
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+)
+
+// ControllerName names the controller and its logs (upstream's).
+const ControllerName = "nodeimage-controller"
+
+// DefaultCreationDelay is upstream's default --nodeimage-creation-delay.
+const DefaultCreationDelay = 30 * time.Second
+
+// conflictRetry is how soon a reconcile that lost a write race looks again.
+const conflictRetry = 100 * time.Millisecond
+
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages,verbs=get;list;watch;create;update;patch;delete
+
+// Reconciler keeps one NodeImage per node; requests are named after nodes.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes; defaults to the manager's.
+	Client client.Client
+	// Clock defaults to the real clock.
+	Clock clock.PassiveClock
+	// CreationDelay is how long a node must have been Ready before its NodeImage is created; 0 means
+	// DefaultCreationDelay.
+	CreationDelay time.Duration
+	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's default).
+	Workers int
+}
+
+// SetupWithManager registers the controller: NodeImages and nodes share their names, so both enqueue the
+// same request.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.CreationDelay == 0 {
+		r.CreationDelay = DefaultCreationDelay
+	}
+	workers := r.Workers
+	if workers <= 0 {
+		workers = 3
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		For(&kruiseappsv1alpha1.NodeImage{}).
+		Watches(&corev1.Node{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(nodeChanged)).
+		Complete(r)
+}
+
+// nodeChanged ignores the node status heartbeats: only labels, readiness and deletion matter here.
+var nodeChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	oldNode, okOld := e.ObjectOld.(*corev1.Node)
+	newNode, okNew := e.ObjectNew.(*corev1.Node)
+	return !okOld || !okNew || !maps.Equal(oldNode.Labels, newNode.Labels) || newNode.DeletionTimestamp != nil ||
+		readyStatus(oldNode) != readyStatus(newNode)
+}}
+
+func readyStatus(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+// Reconcile creates, deletes or tidies the NodeImage of the node req names.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	node, err := getOrNil(ctx, r.Client, req.NamespacedName, &corev1.Node{})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	ni, err := getOrNil(ctx, r.Client, req.NamespacedName, &kruiseappsv1alpha1.NodeImage{})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if node != nil && node.DeletionTimestamp != nil {
+		node = nil
+	}
+	switch {
+	case ni != nil && ni.DeletionTimestamp != nil:
+		return ctrl.Result{}, nil
+	case node == nil && ni == nil:
+		return ctrl.Result{}, nil
+	case node == nil && !isFake(ni):
+		return ctrl.Result{}, r.delete(ctx, ni)
+	case ni == nil:
+		return r.create(ctx, node)
+	}
+	return r.tidy(ctx, node, ni)
+}
+
+func getOrNil[T client.Object](ctx context.Context, c client.Reader, key types.NamespacedName, obj T) (T, error) {
+	var zero T
+	if err := c.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return zero, nil
+		}
+		return zero, fmt.Errorf("reading %s: %w", key.Name, err)
+	}
+	return obj, nil
+}
+
+// isFake tells a NodeImage with no node behind it on purpose (tests): the label's presence counts, as
+// upstream reads it.
+func isFake(ni *kruiseappsv1alpha1.NodeImage) bool {
+	_, ok := ni.Labels[kruiseappsv1alpha1.FakeNodeImageLabelKey]
+	return ok
+}
+
+func (r *Reconciler) delete(ctx context.Context, ni *kruiseappsv1alpha1.NodeImage) error {
+	if err := r.Client.Delete(ctx, ni); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting NodeImage %s of a gone node: %w", ni.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleted the NodeImage of a gone node")
+	return nil
+}
+
+// create makes the node's empty NodeImage once the node has been Ready for the creation delay. No owner
+// reference, as upstream: the controller deletes it, and a fake one has no node to own it.
+func (r *Reconciler) create(ctx context.Context, node *corev1.Node) (ctrl.Result, error) {
+	ready, wait := ReadyFor(node, r.Clock.Now(), r.CreationDelay)
+	if !ready {
+		return ctrl.Result{}, nil
+	}
+	if wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	ni := &kruiseappsv1alpha1.NodeImage{ObjectMeta: metav1.ObjectMeta{Name: node.Name, Labels: maps.Clone(node.Labels)}}
+	if err := r.Client.Create(ctx, ni); err != nil && !apierrors.IsAlreadyExists(err) {
+		return ctrl.Result{}, fmt.Errorf("creating NodeImage %s: %w", node.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Created the NodeImage of a ready node")
+	return ctrl.Result{}, nil
+}
+
+// tidy copies the node's labels onto its NodeImage and drops expired tags.
+func (r *Reconciler) tidy(ctx context.Context, node *corev1.Node, ni *kruiseappsv1alpha1.NodeImage) (ctrl.Result, error) {
+	next := ni.DeepCopy()
+	if node != nil {
+		next.Labels = maps.Clone(node.Labels)
+	}
+	spec, _, wait := Prune(ni, r.Clock.Now())
+	next.Spec = spec
+	if equality.Semantic.DeepEqual(ni.Labels, next.Labels) && equality.Semantic.DeepEqual(ni.Spec, next.Spec) {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if err := r.Client.Update(ctx, next); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("updating NodeImage %s: %w", ni.Name, err)
+	}
+	return ctrl.Result{RequeueAfter: wait}, nil
+}
