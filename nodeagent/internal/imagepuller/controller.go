@@ -184,6 +184,7 @@ func (r *Reconciler) run(ctx context.Context, cancel context.CancelFunc, ref *co
 	}
 	r.mu.Unlock()
 	if done {
+		countFinished(t)
 		r.recordOutcome(ref, s.Key, t, s.Tag)
 	}
 	select {
@@ -209,11 +210,22 @@ func nodeImageRef(ni *kruiseappsv1alpha1.NodeImage) *corev1.ObjectReference {
 	return &corev1.ObjectReference{APIVersion: kruiseappsv1alpha1.GroupVersion.String(), Kind: "NodeImage", Name: ni.Name, UID: ni.UID}
 }
 
+// pullAction names the image in the event's action: the events.k8s.io broadcaster folds events of one
+// reason and action about one object into a series that keeps only the first note, which would hide every
+// image pulled after the first. An action is at most 128 characters.
+func pullAction(k Key) string {
+	a := "Pull " + k.String()
+	if len(a) > 128 {
+		a = a[:128]
+	}
+	return a
+}
+
 // recordOutcome records a finished task: on the NodeImage, and for a failure also on the ImagePullJobs
 // that asked for the tag, as upstream does.
 func (r *Reconciler) recordOutcome(ref *corev1.ObjectReference, k Key, t Task, tag kruiseappsv1alpha1.ImageTagSpec) {
 	if t.Phase == kruiseappsv1alpha1.ImagePhaseSucceeded {
-		r.Recorder.Eventf(ref, nil, corev1.EventTypeNormal, EventPullSucceeded, "Pull", "Image %s, elapsed time %v",
+		r.Recorder.Eventf(ref, nil, corev1.EventTypeNormal, EventPullSucceeded, pullAction(k), "Image %s, elapsed time %v",
 			k, t.CompletionTime.Sub(t.StartTime).Round(1e6))
 		return
 	}
@@ -226,8 +238,8 @@ func (r *Reconciler) recordFailure(ni *kruiseappsv1alpha1.NodeImage, k Key, t Ta
 
 func (r *Reconciler) recordFailureTo(ref *corev1.ObjectReference, k Key, t Task, tag kruiseappsv1alpha1.ImageTagSpec) {
 	for i := range tag.OwnerReferences {
-		r.Recorder.Eventf(&tag.OwnerReferences[i], nil, corev1.EventTypeWarning, EventPullFailed, "Pull",
+		r.Recorder.Eventf(&tag.OwnerReferences[i], nil, corev1.EventTypeWarning, EventPullFailed, pullAction(k),
 			"Image %s on node %s: %s: %s", k, ref.Name, t.Reason, t.Message)
 	}
-	r.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, EventPullFailed, "Pull", "Image %s: %s: %s", k, t.Reason, t.Message)
+	r.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, EventPullFailed, pullAction(k), "Image %s: %s: %s", k, t.Reason, t.Message)
 }

@@ -143,6 +143,9 @@ func TestPullsTheImagesOfItsNode(t *testing.T) {
 		t.Errorf("sandbox config of the pull: %+v", web)
 	}
 	a.eventually("a PullImageSucceed event", func() bool { return slices.Contains(a.eventNotes(EventPullSucceeded), "Image example.com/web:1") })
+	if n := managertest.Counter(t, PullsName, map[string]string{"result": "succeeded"}); n < 3 {
+		t.Errorf("%s{result=succeeded} = %v, want at least the 3 tags", PullsName, n)
+	}
 }
 
 func TestFailedPulls(t *testing.T) {
@@ -162,6 +165,11 @@ func TestFailedPulls(t *testing.T) {
 	}
 	if fs := a.get().Status.FirstSyncStatus; fs == nil || fs.Status != kruiseappsv1alpha1.SyncStatusFailed {
 		t.Errorf("firstSyncStatus = %+v", fs)
+	}
+	for _, reason := range []string{ReasonNotFound, ReasonTimeout, ReasonAuth} {
+		if managertest.Counter(t, PullsName, map[string]string{"result": reason}) < 1 {
+			t.Errorf("%s{result=%s} not counted", PullsName, reason)
+		}
 	}
 	for image, reason := range map[string]string{"example.com/missing:1": ReasonNotFound, "example.com/stuck:1": ReasonTimeout,
 		"example.com/private:1": ReasonAuth} {
