@@ -46,6 +46,11 @@ const (
 	// KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true, once its main containers finished (upstream's gate, off by
 	// default as upstream).
 	SidecarTerminator featuregate.Feature = "SidecarTerminator"
+	// ResourceDistributionGate runs the ResourceDistribution controller, which copies a Secret or ConfigMap
+	// into many namespaces; while it is off the ResourceDistribution webhook refuses every create and update,
+	// as upstream's does (upstream's gate, off by default as upstream: the controller reads and writes every
+	// namespace's Secrets).
+	ResourceDistributionGate featuregate.Feature = "ResourceDistributionGate"
 )
 
 // Defaults are the manager's gates with their defaults, upstream's names and maturity.
@@ -62,6 +67,7 @@ var Defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	SidecarSetPatchPodMetadataDefaultsAllowed: {Default: false, PreRelease: featuregate.Alpha},
 	PodIndexLabel:                             {Default: true, PreRelease: featuregate.Beta},
 	SidecarTerminator:                         {Default: false, PreRelease: featuregate.Alpha},
+	ResourceDistributionGate:                  {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a mutable gate set holding Defaults.
