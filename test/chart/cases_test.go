@@ -14,6 +14,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
+	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 )
 
@@ -21,7 +22,8 @@ import (
 // statefulSetPaths those of the statefulset module (workloads/statefulset.SetupWithManager), daemonSetPaths
 // those of the daemonset module, ephemeralJobPaths those of the ephemeraljob module, cronJobPaths those of the
 // advancedcronjob module, broadcastJobPaths those of the broadcastjob module, nodeAgentPaths those of the nodeagent
-// module (nodeagent.SetupWithManager), sidecarSetPaths those of the sidecarset module, which also serves the pod
+// module (nodeagent.SetupWithManager), distributionPaths those of the resourcedistribution module,
+// sidecarSetPaths those of the sidecarset module, which also serves the pod
 // chain's path through sidecarSetPodWebhook; the rollout module serves every other path of the webhook file.
 var (
 	cloneSetPaths     = []string{cloneset.DefaultCloneSetPath, cloneset.ValidateCloneSetPath, webhooks.MutatePodPath}
@@ -32,6 +34,7 @@ var (
 	broadcastJobPaths = []string{broadcastjob.MutateBroadcastJobPath, broadcastjob.ValidateBroadcastJobPath}
 	nodeAgentPaths    = []string{nodeagent.MutateContainerRecreateRequestPath}
 	sidecarSetPaths   = []string{sidecarset.MutateSidecarSetPath, sidecarset.ValidateSidecarSetPath}
+	distributionPaths = []string{resourcedistribution.ValidateResourceDistributionPath}
 )
 
 // sidecarSetPodWebhook is the sidecarset module's pod webhook; it shares its path with the cloneset module's.
@@ -41,7 +44,8 @@ func allPaths(_, _ string) bool { return true }
 func engineOnlyPaths(name, p string) bool {
 	return !slices.Contains(cloneSetPaths, p) && !slices.Contains(statefulSetPaths, p) && !slices.Contains(daemonSetPaths, p) &&
 		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(ephemeralJobPaths, p) && !slices.Contains(cronJobPaths, p) &&
-		!slices.Contains(broadcastJobPaths, p) && !slices.Contains(sidecarSetPaths, p) && name != sidecarSetPodWebhook
+		!slices.Contains(broadcastJobPaths, p) && !slices.Contains(sidecarSetPaths, p) && !slices.Contains(distributionPaths, p) &&
+		name != sidecarSetPodWebhook
 }
 func cloneSetOnlyPaths(name, p string) bool {
 	return slices.Contains(cloneSetPaths, p) && name != sidecarSetPodWebhook
@@ -85,8 +89,8 @@ var cases = []chartCase{
 		check:    wantArgs("--enable-modules=rollout,advancedcronjob")},
 	{name: "sidecarsetModule", rel: defaultRelease("--set", "modules={sidecarset}"), webhooks: sidecarSetOnlyPaths, noAgent: true,
 		check: wantArgs("--enable-modules=sidecarset")},
-	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent}"),
-		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent")},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution}"),
+		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution")},
 	{name: "featureGates", webhooks: allPaths, check: checkFeatureGates,
 		rel: defaultRelease("--set", "featureGates.RolloutHistory=true,featureGates.AdvancedDeployment=false")},
 	{name: "extraArgs", webhooks: allPaths, check: wantArgs("--webhook-cert-renew-before=720h", "--zap-devel=false"),

@@ -81,3 +81,13 @@ func TestRegisterWebhooks(t *testing.T) {
 		t.Error("no server accepted")
 	}
 }
+
+// The chart's entry: the served path, creates and updates of resourcedistributions, failing closed like upstream.
+func TestResourceDistributionWebhookConfiguration(t *testing.T) {
+	srv := webhooktest.NewServer()
+	if err := RegisterWebhooks(srv, runtime.NewScheme(), nil); err != nil {
+		t.Fatal(err)
+	}
+	webhooktest.CheckKindWebhooks(t, "resourcedistributions",
+		map[string]string{"vresourcedistribution.kb.io": ValidateResourceDistributionPath}, srv.Paths())
+}

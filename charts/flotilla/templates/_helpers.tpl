@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "advancedcronjob" "broadcastjob" "cloneset" "daemonset" "ephemeraljob" "nodeagent" "rollout" "sidecarset" "statefulset" | toJson -}}
+{{- list "advancedcronjob" "broadcastjob" "cloneset" "daemonset" "ephemeraljob" "nodeagent" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -56,6 +56,7 @@ madvancedcronjob.kb.io: advancedcronjob
 vadvancedcronjob.kb.io: advancedcronjob
 mbroadcastjob.kb.io: broadcastjob
 vbroadcastjob.kb.io: broadcastjob
+vresourcedistribution.kb.io: resourcedistribution
 {{- end -}}
 
 {{/* The --enable-modules value as a JSON list; empty means all modules. Fails on a bad combination. */}}
@@ -84,7 +85,7 @@ vbroadcastjob.kb.io: broadcastjob
 
 {{/* Feature gates of the manager (rollout/feature). */}}
 {{- define "flotilla.knownFeatureGates" -}}
-{{- list "AdvancedDeployment" "AppendPodSelector" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
+{{- list "AdvancedDeployment" "AppendPodSelector" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
 {{- end -}}
 
 {{/* --feature-gates value: Name=bool pairs sorted by name. */}}

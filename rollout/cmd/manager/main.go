@@ -48,6 +48,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
 	"github.com/flotilla-dev/flotilla/workloads/podcache"
+	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	"github.com/flotilla-dev/flotilla/workloads/unreconciled"
 )
@@ -64,6 +65,8 @@ var modules = []module.Module{
 	{Name: "broadcastjob", Kinds: broadcastjob.Kinds, Reconciles: broadcastjob.Reconciles, Setup: broadcastjob.SetupWithManager},
 	{Name: "nodeagent", Kinds: nodeagent.Kinds, Reconciles: nodeagent.Reconciles, Setup: nodeagent.SetupWithManager},
 	{Name: "advancedcronjob", Kinds: advancedcronjob.Kinds, Reconciles: advancedcronjob.Reconciles, Setup: advancedcronjob.SetupWithManager},
+	{Name: "resourcedistribution", Kinds: resourcedistribution.Kinds, Reconciles: resourcedistribution.Reconciles,
+		Setup: resourcedistribution.SetupWithManager},
 	// After cloneset: the pod chain adds the readiness gate before the sidecars, as upstream's pod webhook does.
 	{Name: "sidecarset", Kinds: sidecarset.Kinds, Reconciles: sidecarset.Reconciles, Setup: sidecarset.SetupWithManager},
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
+	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	statefulsetadmission "github.com/flotilla-dev/flotilla/workloads/statefulset/admission"
 )
@@ -44,6 +45,7 @@ func servedPaths(t *testing.T) []string {
 		nodeagent.RegisterWebhook(srv, reader, scheme),
 		advancedcronjob.RegisterWebhooks(srv, scheme),
 		sidecarset.RegisterWebhooks(srv, reader, scheme, sidecarset.WebhookOptions{}),
+		resourcedistribution.RegisterWebhooks(srv, scheme, nil),
 		webhooks.RegisterPodChain(srv, scheme, pods),
 	)
 	if err != nil {
@@ -101,7 +103,7 @@ func TestWebhookConfigurations(t *testing.T) {
 	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "ddaemonset.kb.io", "mdaemonset.kb.io",
 		"mdaemonset-native.kb.io", "mstatefulset.kb.io", "munifiedworload.kb.io", "mpod.kb.io", "msidecarset-pod.kb.io",
 		"mcontainerrecreaterequest.kb.io", "madvancedcronjob.kb.io", "mbroadcastjob.kb.io", "msidecarset.kb.io", "vrollout.kb.io", "vcloneset.kb.io",
-		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vsidecarset.kb.io"}
+		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("webhook names (-want +got):\n%s", diff)
 	}
