@@ -103,7 +103,7 @@ func setupControllers(mgr manager.Manager, opts module.Options, gates engineGate
 	// One registry for both: the Rollout controller and the TrafficRouting controller drive the same providers.
 	traffic := trafficProviders(mgr, opts.ConfigNamespace())
 	rollouts := &rolloutcontroller.Reconciler{
-		Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
+		Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Metrics: engineMetrics, Workers: opts.ReleaseWorkers,
 		Recorder:           mgr.GetEventRecorder(rolloutcontroller.ControllerName),
 		KeepPausedOnDelete: gates.keepPausedOnDelete,
 		Traffic:            traffic,
@@ -114,12 +114,12 @@ func setupControllers(mgr manager.Manager, opts module.Options, gates engineGate
 		Recorder: mgr.GetEventRecorder(trafficroutingcontroller.ControllerName),
 	}
 	batches := &batchrelease.Reconciler{
-		Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Metrics: engineMetrics,
+		Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Metrics: engineMetrics, Workers: opts.ReleaseWorkers,
 		Recorder: mgr.GetEventRecorder(batchrelease.ControllerName),
 	}
 	setups := []func(manager.Manager) error{rollouts.SetupWithManager, batches.SetupWithManager, trafficRoutings.SetupWithManager, nativedaemonset.SetupWithManager}
 	if gates.advancedDeployment {
-		setups = append(setups, deployment.SetupWithManager)
+		setups = append(setups, (&deployment.Reconciler{Workers: opts.ReleaseWorkers}).SetupWithManager)
 	}
 	if gates.rolloutHistory {
 		histories := &rollouthistory.Reconciler{

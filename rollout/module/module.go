@@ -36,10 +36,17 @@ type Options struct {
 	// with traffic may be.
 	FilterWorkloadType    bool
 	PartitionPercentLimit int
+	// ReleaseWorkers is how many objects each of the engine's release controllers (Rollout, BatchRelease, the
+	// Deployment controller of partition-style releases) reconciles at once.
+	ReleaseWorkers int
 	// ConfigurationNamespace holds the kruise-rollout-configuration ConfigMap: the manager's namespace unless
 	// told otherwise (upstream's is kruise-rollout).
 	ConfigurationNamespace string
 }
+
+// DefaultReleaseWorkers is ReleaseWorkers unless --release-workers says otherwise: kube-controller-manager's
+// default for Deployments (--concurrent-deployment-syncs).
+const DefaultReleaseWorkers = 5
 
 // ConfigNamespace is the namespace of the configuration ConfigMap: ConfigurationNamespace, else Namespace.
 func (o Options) ConfigNamespace() string {

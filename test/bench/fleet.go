@@ -112,7 +112,7 @@ func fleetApp(i int) string { return fmt.Sprintf("app-%04d", i) }
 
 func createFleetNetworks(ctx context.Context, env *Env) error {
 	env.Logf("creating %d Services and nginx Ingresses", fleetSize/2)
-	return forFleet(ctx, func(ctx context.Context, i int) error {
+	return forFleet(ctx, createWorkers, func(ctx context.Context, i int) error {
 		if !fleetRouted(i) {
 			return nil
 		}
@@ -172,7 +172,7 @@ func fleetRollout(i int) *unstructured.Unstructured {
 }
 
 func createFleetRollouts(ctx context.Context, dyn dynamic.Interface) error {
-	return forFleet(ctx, func(ctx context.Context, i int) error {
+	return forFleet(ctx, createWorkers, func(ctx context.Context, i int) error {
 		if _, err := dyn.Resource(rolloutsResource).Namespace(fleetNamespace).Create(ctx, fleetRollout(i), metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating Rollout %s: %w", fleetApp(i), err)
 		}
@@ -182,7 +182,7 @@ func createFleetRollouts(ctx context.Context, dyn dynamic.Interface) error {
 
 // waitFleetHealthy lists the Rollouts until every one is Healthy at its generation.
 func waitFleetHealthy(ctx context.Context, env *Env, dyn dynamic.Interface) error {
-	healthy := 0
+	healthy, lastReport := 0, time.Now()
 	err := wait.PollUntilContextTimeout(ctx, pollEvery, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list, err := dyn.Resource(rolloutsResource).Namespace(fleetNamespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
@@ -198,6 +198,10 @@ func waitFleetHealthy(ctx context.Context, env *Env, dyn dynamic.Interface) erro
 				healthy++
 			}
 		}
+		if time.Since(lastReport) >= progressEvery {
+			env.Logf("%d/%d Rollouts Healthy", healthy, fleetSize)
+			lastReport = time.Now()
+		}
 		return healthy == fleetSize, nil
 	})
 	if err != nil {
@@ -206,10 +210,10 @@ func waitFleetHealthy(ctx context.Context, env *Env, dyn dynamic.Interface) erro
 	return nil
 }
 
-// forFleet runs fn for every application of the fleet, createWorkers at a time.
-func forFleet(ctx context.Context, fn func(context.Context, int) error) error {
+// forFleet runs fn for every application of the fleet, workers at a time.
+func forFleet(ctx context.Context, workers int, fn func(context.Context, int) error) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(createWorkers)
+	g.SetLimit(workers)
 	for i := range fleetSize {
 		g.Go(func() error { return fn(ctx, i) })
 	}

@@ -16,6 +16,7 @@ const (
 	UnitCount        = "count"
 	UnitNsPerOp      = "ns/op"
 	UnitPerPod       = "per pod"
+	UnitPerRollout   = "per Rollout"
 )
 
 // Result is what one scenario measured: one object of bench-results.json.

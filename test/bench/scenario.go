@@ -31,6 +31,7 @@ func Scenarios() []Scenario {
 		apiserverFloor(),
 		managerIdle(),
 		fleetIdle(),
+		fleetRelease(),
 		deploymentRollout(true),
 		deploymentRollout(false),
 		canaryTrafficStep(),

@@ -133,6 +133,8 @@ func FormatValue(unit string, v float64) string {
 		return formatNanos(v) + "/op"
 	case UnitPerPod:
 		return fmt.Sprintf("%.2f per pod", v)
+	case UnitPerRollout:
+		return fmt.Sprintf("%.2f per Rollout", v)
 	}
 	return strings.TrimSpace(fmt.Sprintf("%g %s", v, unit))
 }

@@ -281,7 +281,7 @@ func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, pods *web
 	mopts := module.Options{Features: feature.Resolve(opts.featureGates), PodMutations: pods,
 		MutatingWebhookConfiguration: mutatingWebhookConfiguration,
 		Namespace:                    opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace(),
-		FilterWorkloadType: opts.filterWorkloadType, PartitionPercentLimit: opts.partitionLimit}
+		FilterWorkloadType: opts.filterWorkloadType, PartitionPercentLimit: opts.partitionLimit, ReleaseWorkers: opts.releaseWorkers}
 	for _, m := range run {
 		if err := m.Setup(ctx, mgr, mopts); err != nil {
 			return nil, fmt.Errorf("setting up module %s: %w", m.Name, err)

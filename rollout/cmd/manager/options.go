@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/component-base/featuregate"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/flotilla-dev/flotilla/rollout/module"
 )
 
 // options are the manager's flags. Names follow upstream's where upstream has one.
@@ -32,6 +34,7 @@ type options struct {
 	configNamespace    string
 	filterWorkloadType bool
 	partitionLimit     int
+	releaseWorkers     int
 	enableModules      string
 	featureGates       featuregate.MutableFeatureGate
 	zap                zap.Options
@@ -83,6 +86,8 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&o.webhookCertRenew, "webhook-cert-renew-before", 30*24*time.Hour, "Renew the webhook certificates this long before they expire.")
 	fs.BoolVar(&o.filterWorkloadType, "filter-workload-type", true, "Let Rollouts name only the workload kinds the engine knows "+
 		"(upstream's flag); false also releases StatefulSet-like custom kinds, whose RBAC the manager then needs.")
+	fs.IntVar(&o.releaseWorkers, "release-workers", module.DefaultReleaseWorkers, "Rollouts, BatchReleases and Deployments under "+
+		"release each reconciled at once by the engine; one object is never reconciled twice at once.")
 	fs.IntVar(&o.partitionLimit, "partition-percent-limit", 50, "The largest percentage of replicas a partition-style step with "+
 		"traffic or matches may have (upstream's flag).")
 	fs.StringVar(&o.configNamespace, "configuration-namespace", "", "Namespace of the kruise-rollout-configuration ConfigMap (Lua traffic script overrides); "+
@@ -102,6 +107,8 @@ func (o *options) validate() error {
 		// client-go's own rule: a renewal attempt may wait up to 1.2 retry periods.
 		return fmt.Errorf("--leader-election-renew-deadline=%v: must be longer than 1.2 × --leader-election-retry-period=%v",
 			o.renewDeadline, o.retryPeriod)
+	case o.releaseWorkers < 1:
+		return fmt.Errorf("--release-workers=%d: must be at least 1", o.releaseWorkers)
 	case o.partitionLimit < 1 || o.partitionLimit > 100:
 		return fmt.Errorf("--partition-percent-limit=%d: must be between 1 and 100", o.partitionLimit)
 	case o.leaseDuration <= o.renewDeadline:

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -44,6 +45,8 @@ type Reconciler struct {
 	Clock    clock.PassiveClock
 	// Metrics, when set, counts batches that became ready.
 	Metrics *metrics.Engine
+	// Workers is the number of BatchReleases reconciled at once; 0 means 1.
+	Workers int
 
 	// pods reads the update revision's pods; the client when unset.
 	pods *cacheindex.Pods
@@ -81,6 +84,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.pods = pods
 	b := builder.ControllerManagedBy(mgr).
 		Named(ControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		For(&rolloutsv1beta1.BatchRelease{}).
 		Owns(&appsv1.Deployment{}).
 		Watches(&appsv1.Deployment{}, r.releasesOf("Deployment")).

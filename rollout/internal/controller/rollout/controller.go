@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -42,6 +43,8 @@ type Reconciler struct {
 	Clock    clock.PassiveClock
 	// Metrics, when set, counts finished releases.
 	Metrics *metrics.Engine
+	// Workers is the number of Rollouts reconciled at once; 0 means 1.
+	Workers int
 	// written remembers, per Rollout, the resourceVersion its last status write replaced, so a reconcile
 	// that reads that very version from a cache not caught up yet waits instead of acting on old status.
 	written reconcileutil.StaleVersions
@@ -72,6 +75,7 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	b := builder.ControllerManagedBy(mgr).
 		Named(ControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		For(&rolloutsv1beta1.Rollout{}).
 		Owns(&rolloutsv1beta1.BatchRelease{}).
 		Watches(&appsv1.Deployment{}, r.rolloutsOf("Deployment"), builder.WithPredicates(deploymentChanged)).

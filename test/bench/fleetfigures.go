@@ -1,0 +1,155 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// fleetCounters tell where a fleet release's requests went.
+var fleetCounters = []counterSpec{
+	{"manager requests rejected (HTTP 429)", "rest_client_requests_total", map[string]string{"code": "429"}},
+	{"manager write conflicts (HTTP 409)", "rest_client_requests_total", map[string]string{"code": "409"}},
+	{"Rollout reconciles", reconcileTotal, map[string]string{"controller": "rollout-controller"}},
+	{"BatchRelease reconciles", reconcileTotal, map[string]string{"controller": "batchrelease-controller"}},
+	{"reconciles failed", reconcileTotal, map[string]string{"result": "error"}},
+}
+
+// fleetQueues are the work queues whose depth and wait a fleet release reports.
+var fleetQueues = []string{"rollout-controller", "batchrelease-controller"}
+
+// queueFigures are the work queues' deepest moment and mean wait over a run.
+type queueFigures struct {
+	maxDepth map[string]float64
+	meanWait map[string]time.Duration
+}
+
+type queueSampler struct {
+	cancel  context.CancelFunc
+	done    chan struct{}
+	mu      sync.Mutex
+	figures queueFigures
+	first   map[string][2]float64 // the wait histogram's sum and count at the first reading
+	last    map[string][2]float64
+}
+
+// sampleQueues reads the manager's work queue metrics every second until stop, logging the depths every
+// fifth reading, so that a run's log shows the queues over time.
+func sampleQueues(ctx context.Context, env *Env) *queueSampler {
+	ctx, cancel := context.WithCancel(ctx)
+	q := &queueSampler{cancel: cancel, done: make(chan struct{}),
+		figures: queueFigures{maxDepth: map[string]float64{}, meanWait: map[string]time.Duration{}}}
+	go q.run(ctx, env)
+	return q
+}
+
+func (q *queueSampler) run(ctx context.Context, env *Env) {
+	defer close(q.done)
+	ticker := time.NewTicker(fleetQueueSampleInterval)
+	defer ticker.Stop()
+	for n := 0; ; n++ {
+		if samples, err := env.ManagerSamples(ctx); err == nil {
+			q.read(samples, n%5 == 0, env)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+func (q *queueSampler) read(samples []Sample, log bool, env *Env) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	waits := map[string][2]float64{}
+	line := ""
+	for _, name := range fleetQueues {
+		depth := sumCounter(samples, counterSpec{Metric: "workqueue_depth", Labels: map[string]string{"name": name}})
+		q.figures.maxDepth[name] = max(q.figures.maxDepth[name], depth)
+		waits[name] = [2]float64{
+			sumCounter(samples, counterSpec{Metric: "workqueue_queue_duration_seconds_sum", Labels: map[string]string{"name": name}}),
+			sumCounter(samples, counterSpec{Metric: "workqueue_queue_duration_seconds_count", Labels: map[string]string{"name": name}}),
+		}
+		line += fmt.Sprintf(" %s %.0f", name, depth)
+	}
+	if q.first == nil {
+		q.first = waits
+	}
+	q.last = waits
+	if log {
+		env.Logf("work queue depth:%s", line)
+	}
+}
+
+// stop ends the sampling and returns the figures.
+func (q *queueSampler) stop() queueFigures {
+	q.cancel()
+	<-q.done
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, name := range fleetQueues {
+		sum, count := q.last[name][0]-q.first[name][0], q.last[name][1]-q.first[name][1]
+		if count > 0 {
+			q.figures.meanWait[name] = time.Duration(sum / count * float64(time.Second))
+		}
+	}
+	return q.figures
+}
+
+func addFleetReleaseMetrics(res *Result, native, release fleetRun) {
+	if len(native.done) < fleetSize || len(release.done) < fleetSize {
+		addIncompleteFleetMetrics(res, native, release)
+		return
+	}
+	last, nativeLast := release.done[len(release.done)-1], native.done[len(native.done)-1]
+	median, nativeMedian := release.done[len(release.done)/2], native.done[len(native.done)/2]
+	manager := release.phase.Usage[ManagerName]
+	res.Add(
+		Metric{Name: "last Rollout Healthy", Unit: UnitSeconds, Value: last.Seconds(),
+			Note: "change sent to every Deployment -> the last Rollout Healthy with its release completed"}.
+			Compared("last Deployment rolled out without Rollouts", nativeLast.Seconds()).WithRatioTarget(fleetReleaseRatioTarget),
+		Metric{Name: "median Rollout Healthy", Unit: UnitSeconds, Value: median.Seconds()}.
+			Compared("median Deployment without Rollouts", nativeMedian.Seconds()),
+		Metric{Name: "slowest Rollout against the median", Unit: UnitSeconds, Value: last.Seconds(),
+			Note: "no Rollout starved: the slowest within 2x the median"}.
+			Compared("median Rollout", median.Seconds()).WithRatioTarget(fleetStarvationTarget),
+		Metric{Name: "manager writes per Rollout", Unit: UnitPerRollout, Value: float64(writes(release.phase.Requests)) / fleetSize,
+			Note: perPodWrites(release.phase.Requests, fleetSize)}.WithTarget(fleetWritesTarget),
+		Metric{Name: "manager peak RSS (fleet release)", Unit: UnitBytes, Value: float64(manager.PeakRSSBytes)}.WithTarget(fleetReleaseRSSTarget),
+		Metric{Name: "manager CPU (fleet release)", Unit: UnitCores, Value: manager.Cores},
+	)
+	addFleetCounters(res, release)
+}
+
+// addIncompleteFleetMetrics reports a run that did not finish within fleetReleaseTimeout: how many were done,
+// and the rest as missed.
+func addIncompleteFleetMetrics(res *Result, native, release fleetRun) {
+	bound := fmt.Sprintf("within %v of the change", fleetReleaseTimeout)
+	res.Add(
+		Metric{Name: "Deployments rolled out without Rollouts", Unit: UnitCount, Value: float64(len(native.done)), Note: bound},
+		Metric{Name: "Rollouts not Healthy", Unit: UnitCount, Value: float64(fleetSize - len(release.done)),
+			Note: fmt.Sprintf("%s; %d of %d were", bound, len(release.done), fleetSize)}.WithTarget(0),
+		Metric{Name: "manager peak RSS (fleet release)", Unit: UnitBytes, Value: float64(release.phase.Usage[ManagerName].PeakRSSBytes)}.
+			WithTarget(fleetReleaseRSSTarget),
+		Metric{Name: "manager CPU (fleet release)", Unit: UnitCores, Value: release.phase.Usage[ManagerName].Cores},
+	)
+	if len(native.done) == fleetSize {
+		res.Add(Metric{Name: "last Deployment rolled out without Rollouts", Unit: UnitSeconds, Value: native.done[fleetSize-1].Seconds()})
+	}
+	addFleetCounters(res, release)
+}
+
+func addFleetCounters(res *Result, release fleetRun) {
+	if len(release.counters) != len(fleetCounters) {
+		return
+	}
+	for i, spec := range fleetCounters {
+		res.Add(Metric{Name: spec.Name, Unit: UnitCount, Value: release.counters[i]})
+	}
+	for _, name := range fleetQueues {
+		res.Add(Metric{Name: "work queue " + name + ": deepest", Unit: UnitCount, Value: release.queues.maxDepth[name]},
+			Metric{Name: "work queue " + name + ": mean wait", Unit: UnitSeconds, Value: release.queues.meanWait[name].Seconds()})
+	}
+}
