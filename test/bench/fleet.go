@@ -74,8 +74,7 @@ func runFleetIdle(ctx context.Context, env *Env, res *Result) error {
 	return nil
 }
 
-// setUpFleet creates the fleet's Deployments and, for every other one, a Service and an nginx Ingress,
-// starts the manager and gives each Deployment its Rollout, then waits until every Rollout is Healthy.
+// setUpFleet creates the fleet's Deployments and gives them their Rollouts (setUpFleetRollouts).
 func setUpFleet(ctx context.Context, env *Env, res *Result) error {
 	ready, err := Populate(ctx, env, fleetNamespace, fleetSize, fleetReplicas)
 	if err != nil {
@@ -83,26 +82,7 @@ func setUpFleet(ctx context.Context, env *Env, res *Result) error {
 	}
 	res.Add(Metric{Name: "pods Running and Ready", Unit: UnitSeconds, Value: ready.Seconds(),
 		Note: fmt.Sprintf("setup: %d pods of %d Deployments", fleetSize*fleetReplicas, fleetSize)})
-	if err := createFleetNetworks(ctx, env); err != nil {
-		return err
-	}
-	if err := env.StartManager(ctx); err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(env.Config)
-	if err != nil {
-		return fmt.Errorf("creating a dynamic client: %w", err)
-	}
-	begin := time.Now()
-	if err := createFleetRollouts(ctx, dyn); err != nil {
-		return err
-	}
-	if err := waitFleetHealthy(ctx, env, dyn); err != nil {
-		return err
-	}
-	res.Add(Metric{Name: "Rollouts created -> all Healthy", Unit: UnitSeconds, Value: time.Since(begin).Seconds(),
-		Note: fmt.Sprintf("setup: %d Rollouts taken on by the manager", fleetSize)})
-	return nil
+	return setUpFleetRollouts(ctx, env, res)
 }
 
 // fleetRouted: every other application routes its canary traffic through an nginx Ingress.

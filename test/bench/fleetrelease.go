@@ -90,8 +90,8 @@ func runNativeFleetChange(ctx context.Context, env *Env, res *Result, kcm Proc) 
 	return run, err
 }
 
-// setUpFleetRollouts gives the fleet its Services, Ingresses and Rollouts, all Healthy, once every
-// Deployment is back at rest.
+// setUpFleetRollouts gives every other application a Service and an nginx Ingress, starts the manager and
+// gives each Deployment its Rollout, then waits until every Rollout is Healthy and a little more.
 func setUpFleetRollouts(ctx context.Context, env *Env, res *Result) error {
 	if err := createFleetNetworks(ctx, env); err != nil {
 		return err

@@ -3,29 +3,13 @@ package containerrecreate
 import (
 	"testing"
 
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 // counted reads the recreation counter of result from the registry the agent serves.
 func counted(t *testing.T, result string) float64 {
 	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != RecreatesName {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" && l.GetValue() == result {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return managertest.Counter(t, RecreatesName, map[string]string{"result": result})
 }
 
 func TestCountFinished(t *testing.T) {

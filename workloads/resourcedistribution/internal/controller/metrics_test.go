@@ -4,31 +4,13 @@ import (
 	"errors"
 	"testing"
 
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 )
 
 // operations reads the counter of one operation and result from the registry the manager serves.
 func operations(t *testing.T, op, result string) float64 {
 	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != CopyOperationsName {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["operation"] == op && labels["result"] == result {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return managertest.Counter(t, CopyOperationsName, map[string]string{"operation": op, "result": result})
 }
 
 func TestCountOperation(t *testing.T) {
