@@ -196,7 +196,7 @@ func FuzzGoToLua(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		var input any
 		if json.Unmarshal([]byte(in), &input) != nil || depth(input) >= maxGoDepth {
-			t.Skip()
+			t.Skip("not JSON, or nested deeper than goToLua follows (the JSON path takes those)")
 		}
 		sb := newSandbox(New(Options{}).opts)
 		defer sb.L.Close()
