@@ -55,6 +55,16 @@ func TestConversionCRDsOfTheModulesThatRun(t *testing.T) {
 	}
 }
 
+// Every module that names CRDs to convert brings their conversions.
+func TestConvertingModulesConvert(t *testing.T) {
+	if _, err := registerConversions(newScheme(), converting(modules)); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(converting(modules)); got != 2 {
+		t.Errorf("%d converting modules, want the engine and daemonset", got)
+	}
+}
+
 // A module switched off still has its CRDs installed, so their conversion is served while this installation
 // owns their group: the DaemonSet's with the cloneset module alone.
 func TestConversionCRDsOfModulesSwitchedOff(t *testing.T) {

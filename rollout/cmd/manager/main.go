@@ -247,20 +247,30 @@ func converting(run []module.Module) []module.Module {
 	owned := ownedGroups(run)
 	var out []module.Module
 	for _, m := range modules {
-		if len(m.ConversionCRDs) > 0 && !slices.ContainsFunc(m.ConversionCRDs, func(crd string) bool {
-			_, group, _ := strings.Cut(crd, ".")
-			return !slices.Contains(owned, group)
-		}) {
+		if len(m.ConversionCRDs) > 0 && groupsOwned(m.ConversionCRDs, owned) {
 			out = append(out, m)
 		}
 	}
 	return out
 }
 
+// groupsOwned reports whether every CRD (<plural>.<group>) is of an owned group.
+func groupsOwned(crds, owned []string) bool {
+	for _, crd := range crds {
+		if _, group, _ := strings.Cut(crd, "."); !slices.Contains(owned, group) {
+			return false
+		}
+	}
+	return true
+}
+
 // registerConversions collects the converting modules' conversions for the /convert webhook.
 func registerConversions(scheme *runtime.Scheme, converting []module.Module) (conversion.Registry, error) {
 	registry := conversion.NewRegistry()
 	for _, m := range converting {
+		if m.Convert == nil {
+			return nil, fmt.Errorf("module %s names CRDs to convert but no conversion", m.Name)
+		}
 		if err := m.Convert(scheme, registry); err != nil {
 			return nil, fmt.Errorf("module %s: %w", m.Name, err)
 		}
