@@ -58,6 +58,9 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 	if err := control.RegisterNative(controls, gates.advancedDeployment); err != nil {
 		return err
 	}
+	if err := control.IndexReplicaSets(mgr); err != nil {
+		return err
+	}
 	if err := setupControllers(mgr, opts, gates, controls); err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,6 +17,8 @@ import (
 
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/control"
+	rolloutcontroller "github.com/flotilla-dev/flotilla/rollout/internal/controller/rollout"
 	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
@@ -141,25 +142,32 @@ func (m *workloadMutator) matchingRollout(ctx context.Context, req admission.Req
 	if namespace == "" {
 		namespace = req.Namespace
 	}
+	rollouts, err := m.rolloutsNaming(ctx, namespace, req.Kind.Kind, obj.GetName())
+	if err != nil {
+		return nil, err
+	}
+	gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
+	return rolloutadmission.MatchingRollout(rollouts, namespace, gk, obj.GetName()), nil
+}
+
+// rolloutsNaming reads the namespace's Rollouts naming a workload of kind and name through the Rollout
+// controller's index: every workload update passes here, and listing a namespace of a thousand Rollouts
+// copies them all each time. A reader without the index (no Rollout controller in this manager) lists them.
+func (m *workloadMutator) rolloutsNaming(ctx context.Context, namespace, kind, name string) ([]rolloutsv1beta1.Rollout, error) {
 	list := &rolloutsv1beta1.RolloutList{}
+	byRef := client.MatchingFields{rolloutcontroller.WorkloadRefIndex: kind + "/" + name}
+	if err := m.reader.List(ctx, list, client.InNamespace(namespace), byRef); err == nil {
+		return list.Items, nil
+	}
 	if err := m.reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
 		return nil, fmt.Errorf("listing Rollouts: %w", err)
 	}
-	gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
-	return rolloutadmission.MatchingRollout(list.Items, namespace, gk, obj.GetName()), nil
+	return list.Items, nil
 }
 
-// replicaSets lists the ReplicaSets d's selector matches; FreezeDeployment keeps those d controls.
+// replicaSets reads the ReplicaSets d controls, the ones FreezeDeployment reads.
 func (m *workloadMutator) replicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
-	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-	if err != nil {
-		return nil, fmt.Errorf("reading the Deployment selector: %w", err)
-	}
-	list := &appsv1.ReplicaSetList{}
-	if err := m.reader.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
-		return nil, fmt.Errorf("listing ReplicaSets: %w", err)
-	}
-	return list.Items, nil
+	return control.OwnedReplicaSets(ctx, m.reader, d)
 }
 
 func allowedUnlessError(err error) admission.Response {

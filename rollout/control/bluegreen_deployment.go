@@ -40,15 +40,7 @@ func (b *deploymentBlueGreen) get(ctx context.Context) (*appsv1.Deployment, erro
 
 // replicaSets lists the ReplicaSets d controls.
 func (b *deploymentBlueGreen) replicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
-	sel, err := workloadSelector(d.Spec.Selector)
-	if err != nil || sel.String() == "" {
-		return nil, err
-	}
-	var list appsv1.ReplicaSetList
-	if err := b.c.List(ctx, &list, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, fmt.Errorf("listing ReplicaSets of %s/%s: %w", d.Namespace, d.Name, err)
-	}
-	return partitionOwnedReplicaSets(d, list.Items), nil
+	return OwnedReplicaSets(ctx, b.c, d)
 }
 
 // Read implements WorkloadControl: counts come from the new ReplicaSet, whose ready (not available) pods

@@ -48,16 +48,14 @@ func (d *deploymentCanary) canaries(ctx context.Context) ([]appsv1.Deployment, e
 	return releaseCanaries(list.Items, d.t.Owner), nil
 }
 
-func (d *deploymentCanary) replicaSets(ctx context.Context, stable *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
-	sel, err := workloadSelector(stable.Spec.Selector)
-	if err != nil || sel.String() == "" {
-		return nil, err
+// replicaSets reads the ReplicaSets of the stable Deployment and of the canary, if there is one.
+func (d *deploymentCanary) replicaSets(ctx context.Context, stable, canary *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
+	rss, err := OwnedReplicaSets(ctx, d.c, stable)
+	if err != nil || canary == nil {
+		return rss, err
 	}
-	var list appsv1.ReplicaSetList
-	if err := d.c.List(ctx, &list, client.InNamespace(stable.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, fmt.Errorf("listing ReplicaSets of %s/%s: %w", stable.Namespace, stable.Name, err)
-	}
-	return list.Items, nil
+	canaryRSs, err := OwnedReplicaSets(ctx, d.c, canary)
+	return append(rss, canaryRSs...), err
 }
 
 // Read implements WorkloadControl.
@@ -70,11 +68,11 @@ func (d *deploymentCanary) Read(ctx context.Context) (*WorkloadInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	rss, err := d.replicaSets(ctx, stable)
+	canary := matchingCanary(canaries, canaryTemplate(stable, d.t.Plan.PatchPodTemplateMetadata))
+	rss, err := d.replicaSets(ctx, stable, canary)
 	if err != nil {
 		return nil, err
 	}
-	canary := matchingCanary(canaries, canaryTemplate(stable, d.t.Plan.PatchPodTemplateMetadata))
 	return canaryInfo(stable, canary, rss, d.t), nil
 }
 

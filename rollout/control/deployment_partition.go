@@ -232,16 +232,7 @@ func (p *deploymentPartition) get(ctx context.Context) (*appsv1.Deployment, erro
 
 // replicaSets lists the ReplicaSets the Deployment controls.
 func (p *deploymentPartition) replicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
-	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-	if err != nil {
-		return nil, fmt.Errorf("deployment %s/%s selector: %w", d.Namespace, d.Name, err)
-	}
-	list := &appsv1.ReplicaSetList{}
-	opts := []client.ListOption{client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: selector}}
-	if err := p.client.List(ctx, list, opts...); err != nil {
-		return nil, fmt.Errorf("listing replica sets of deployment %s/%s: %w", d.Namespace, d.Name, err)
-	}
-	return partitionOwnedReplicaSets(d, list.Items), nil
+	return OwnedReplicaSets(ctx, p.client, d)
 }
 
 // patch sends the difference between d and want, if any, guarded by d's resourceVersion so that it never

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -152,20 +151,8 @@ func (r *Reconciler) invalid(d *appsv1.Deployment, err error) error {
 
 // replicaSets lists from the cache the ReplicaSets d controls.
 func (r *Reconciler) replicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
-	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-	if err != nil {
+	if _, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err != nil {
 		return nil, r.invalid(d, fmt.Errorf("selector: %w", err))
 	}
-	list := &appsv1.ReplicaSetList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(d.Namespace),
-		client.MatchingLabelsSelector{Selector: selector}); err != nil {
-		return nil, fmt.Errorf("listing replica sets of %s: %w", klog.KObj(d), err)
-	}
-	owned := list.Items[:0]
-	for _, rs := range list.Items {
-		if ref := metav1.GetControllerOf(&rs); ref != nil && ref.UID == d.UID {
-			owned = append(owned, rs)
-		}
-	}
-	return owned, nil
+	return control.OwnedReplicaSets(ctx, r.Client, d)
 }

@@ -1,12 +1,16 @@
 package deployment
 
 import (
+	"errors"
 	"os"
 	"testing"
 
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-dev/flotilla/rollout/control"
 
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/managertest"
@@ -31,6 +35,8 @@ func startManager(t *testing.T) (cached, direct client.Client) {
 	t.Helper()
 	managertest.RequireCluster(t, clusterConfig)
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme)
-	mgr := managertest.Start(t, clusterConfig, scheme, SetupWithManager)
+	mgr := managertest.Start(t, clusterConfig, scheme, func(mgr ctrl.Manager) error {
+		return errors.Join(control.IndexReplicaSets(mgr), SetupWithManager(mgr))
+	})
 	return mgr.GetClient(), managertest.DirectClient(t, clusterConfig, scheme)
 }

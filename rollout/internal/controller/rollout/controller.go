@@ -73,7 +73,7 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rolloutsv1beta1.Rollout{}, workloadRefIndex, workloadRefKey); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rolloutsv1beta1.Rollout{}, WorkloadRefIndex, WorkloadRefKey); err != nil {
 		return fmt.Errorf("indexing Rollouts by workload: %w", err)
 	}
 	b := builder.ControllerManagedBy(mgr).
@@ -124,7 +124,7 @@ func (r *Reconciler) rolloutsOf(kind string) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
 		list := &rolloutsv1beta1.RolloutList{}
 		if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
-			client.MatchingFields{workloadRefIndex: kind + "/" + obj.GetName()}); err != nil {
+			client.MatchingFields{WorkloadRefIndex: kind + "/" + obj.GetName()}); err != nil {
 			return nil
 		}
 		out := make([]reconcile.Request, 0, len(list.Items))
@@ -135,10 +135,11 @@ func (r *Reconciler) rolloutsOf(kind string) handler.EventHandler {
 	})
 }
 
-// workloadRefIndex indexes Rollouts by the kind and name of their workload.
-const workloadRefIndex = "spec.workloadRef.kindName"
+// WorkloadRefIndex indexes Rollouts by the kind and name of their workload (WorkloadRefKey).
+const WorkloadRefIndex = "spec.workloadRef.kindName"
 
-func workloadRefKey(obj client.Object) []string {
+// WorkloadRefKey is the index key of a Rollout: "<kind>/<name>" of its workload.
+func WorkloadRefKey(obj client.Object) []string {
 	ref := obj.(*rolloutsv1beta1.Rollout).Spec.WorkloadRef
 	return []string{ref.Kind + "/" + ref.Name}
 }

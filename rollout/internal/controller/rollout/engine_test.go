@@ -58,7 +58,7 @@ func startEngine(t *testing.T) client.Client {
 		}
 		ro := &rollout.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(rollout.ControllerName)}
 		br := &batchrelease.Reconciler{Client: mgr.GetClient(), Controls: controls, Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(batchrelease.ControllerName)}
-		return errors.Join(ro.SetupWithManager(mgr), br.SetupWithManager(mgr))
+		return errors.Join(control.IndexReplicaSets(mgr), ro.SetupWithManager(mgr), br.SetupWithManager(mgr))
 	})
 	return managertest.DirectClient(t, cfg, newScheme(t))
 }
