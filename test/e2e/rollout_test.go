@@ -230,6 +230,8 @@ var _ = Describe("Rollout of a Deployment in batches", Ordered, func() {
 			"True/AwaitingApproval: Rollout is in step(1/3), and you need manually confirm to enter the next step; " +
 				"to continue: kubectl kruise rollout approve rollout/rollout -n " + ns))
 		Expect(readCondition(ctx, ns, "rollout", "Stalled")).To(BeEmpty())
+		Expect(scrape(ctx, "http://"+manager.MetricsAddr+"/metrics")).To(MatchRegexp(`flotilla_rollout_releases_in_progress [1-9]`),
+			"a release waiting for approval is in progress")
 		Consistently(func() podCounts { return deploymentPods(ctx, ns, "version-2") }).
 			WithContext(ctx).WithTimeout(3*time.Second).WithPolling(poll).Should(Equal(podCounts{Updated: 1, Stable: 9, Ready: 10}),
 			"nothing moves without an approval")
@@ -257,6 +259,7 @@ var _ = Describe("Rollout of a Deployment in batches", Ordered, func() {
 		body := scrape(ctx, "http://"+manager.MetricsAddr+"/metrics")
 		Expect(body).To(MatchRegexp(`flotilla_rollout_releases_total\{result="Success"\} [1-9]`))
 		Expect(body).To(MatchRegexp(`flotilla_batchrelease_batches_ready_total [1-9]`))
+		Expect(body).To(MatchRegexp(`flotilla_rollout_release_duration_seconds_count\{result="Success"\} [1-9]`))
 
 		d := getDeployment(ctx, ns, "workload")
 		Expect(d.Spec.Paused).To(BeFalse())

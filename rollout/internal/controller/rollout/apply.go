@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -42,7 +43,8 @@ func (r *Reconciler) apply(ctx context.Context, ro *rolloutsv1beta1.Rollout, obs
 		// same moment into one series, keeping the first note only.
 		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "Progressing", "Reconcile", "%s", strings.Join(d.Events, "; "))
 	}
-	r.Metrics.ReleaseFinished(d.Finished)
+	r.Metrics.ReleaseFinished(d.Finished, releaseStarted(ro.Status), r.Clock.Now())
+	r.Metrics.Releasing(client.ObjectKeyFromObject(ro), d.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing)
 	if d.Finished != "" {
 		r.changes.Forget(ro.UID)
 		r.progress.Forget(ro.UID)
@@ -51,6 +53,15 @@ func (r *Reconciler) apply(ctx context.Context, ro *rolloutsv1beta1.Rollout, obs
 		return r.removeFinalizer(ctx, ro)
 	}
 	return nil
+}
+
+// releaseStarted is when the release of status began: its Progressing condition turning True; zero if none.
+func releaseStarted(status rolloutsv1beta1.RolloutStatus) time.Time {
+	c := plan.GetCondition(status.Conditions, rolloutsv1beta1.RolloutConditionProgressing)
+	if c == nil || c.Status != corev1.ConditionTrue {
+		return time.Time{}
+	}
+	return c.LastTransitionTime.Time
 }
 
 func (r *Reconciler) syncBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout, br *rolloutsv1beta1.BatchRelease, d *plan.RolloutDecision) error {

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -148,6 +149,9 @@ func WorkloadRefKey(obj client.Object) []string {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ro := &rolloutsv1beta1.Rollout{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ro); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Metrics.Releasing(req.NamespacedName, false)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if r.written.Stale(ro) {
