@@ -123,10 +123,17 @@ func runFleetRollouts(ctx context.Context, env *Env, kcm Proc) (fleetRun, error)
 		return fleetRun{}, err
 	}
 	queues := sampleQueues(ctx, env)
+	begin := time.Now()
 	run, err := changeFleet(ctx, env, kcm, "v3", rolloutsDone(env))
 	run.queues = queues.stop()
 	if err != nil {
 		return run, err
+	}
+	if run.events, err = fleetEvents(ctx, env, begin); err != nil {
+		return run, err
+	}
+	for _, c := range run.events {
+		env.Logf("events: %s %d", c.Key, c.Count)
 	}
 	after, err := env.ManagerSamples(ctx)
 	run.counters = counterRises(fleetCounters, before, after)
@@ -139,6 +146,7 @@ type fleetRun struct {
 	done     []time.Duration // per application, from the first patch
 	queues   queueFigures
 	counters []float64
+	events   []reasonCount // created during the run, the most frequent first
 }
 
 // doneWatch watches the objects that say an application is done; done reports an object that does.
