@@ -149,7 +149,7 @@ func addFleetCounters(res *Result, release fleetRun) {
 		res.Add(Metric{Name: spec.Name, Unit: UnitCount, Value: release.counters[i]})
 	}
 	if total := countSum(release.events); total > 0 {
-		res.Add(Metric{Name: "events per Rollout", Unit: UnitPerRollout, Value: float64(total) / fleetSize, Note: eventsNote(release.events, 5)})
+		res.Add(Metric{Name: "events per Rollout (all components)", Unit: UnitPerRollout, Value: float64(total) / fleetSize, Note: eventsNote(release.events, 5)})
 	}
 	for _, name := range fleetQueues {
 		res.Add(Metric{Name: "work queue " + name + ": deepest", Unit: UnitCount, Value: release.queues.maxDepth[name]},
