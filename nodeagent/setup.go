@@ -14,6 +14,7 @@ import (
 
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/crrmanager"
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/nodeimagemanager"
+	"github.com/flotilla-dev/flotilla/rollout/feature"
 	"github.com/flotilla-dev/flotilla/rollout/module"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
@@ -29,7 +30,7 @@ var Reconciles = []schema.GroupKind{{Group: kruiseappsv1alpha1.GroupVersion.Grou
 // SetupWithManager registers the ContainerRecreateRequest controller and mutating webhook, and the NodeImage
 // controller. The webhook reads pods past the cache: it copies the containers' current IDs and restart
 // counts, which the node agent compares with the running containers.
-func SetupWithManager(ctx context.Context, mgr manager.Manager, _ module.Options) error {
+func SetupWithManager(ctx context.Context, mgr manager.Manager, opts module.Options) error {
 	r := &crrmanager.Reconciler{}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the ContainerRecreateRequest controller: %w", err)
@@ -37,5 +38,21 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, _ module.Options
 	if err := (&nodeimagemanager.Reconciler{}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the NodeImage controller: %w", err)
 	}
-	return RegisterWebhook(mgr.GetWebhookServer(), mgr.GetAPIReader(), mgr.GetScheme())
+	if err := RegisterWebhook(mgr.GetWebhookServer(), mgr.GetAPIReader(), mgr.GetScheme()); err != nil {
+		return err
+	}
+	var refusal error
+	if !imageJobsEnabled(opts.Features) {
+		refusal = errImagePullJobGateOff
+	}
+	return RegisterImageJobWebhooks(mgr.GetWebhookServer(), mgr.GetScheme(), refusal)
 }
+
+// imageJobsEnabled: the ImagePullJobGate, which the CloneSet's image pre-download turns on as upstream's gate
+// dependencies do (it creates ImagePullJobs).
+func imageJobsEnabled(g feature.Gates) bool {
+	return g.Enabled(feature.ImagePullJobGate) || g.Enabled(feature.PreDownloadImageForInPlaceUpdate)
+}
+
+// errImagePullJobGateOff is upstream's refusal while the gate is off.
+var errImagePullJobGateOff = fmt.Errorf("feature-gate %s is not enabled", feature.ImagePullJobGate)

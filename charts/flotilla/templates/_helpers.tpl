@@ -52,6 +52,10 @@ vsidecarset.kb.io: sidecarset
 mstatefulset.kb.io: statefulset
 vstatefulset.kb.io: statefulset
 mcontainerrecreaterequest.kb.io: nodeagent
+mimagepulljob.kb.io: nodeagent
+vimagepulljob.kb.io: nodeagent
+mimagelistpulljob.kb.io: nodeagent
+vimagelistpulljob.kb.io: nodeagent
 madvancedcronjob.kb.io: advancedcronjob
 vadvancedcronjob.kb.io: advancedcronjob
 mbroadcastjob.kb.io: broadcastjob
