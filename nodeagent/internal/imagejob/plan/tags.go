@@ -14,6 +14,10 @@ import (
 // ImagePullJobKind is the kind an ImagePullJob's owner reference in a NodeImage tag names.
 const ImagePullJobKind = "ImagePullJob"
 
+// OwnerIndex indexes NodeImages in the manager's cache by the OwnerKeys of their tags: an ImagePullJob finds the
+// NodeImages that pull for it, and a deleted one those that still name it, without reading every NodeImage.
+const OwnerIndex = "imagepulljob.flotilla.dev/owner"
+
 // NodeState is where a node is in an ImagePullJob.
 type NodeState string
 
