@@ -43,7 +43,7 @@ const (
 	NeverTTLSeconds             = int32(24 * 3600)
 	NeverActiveDeadlineSeconds  = int64(1800)
 	maxFailuresInMessage        = 3
-	maxFailureMessageCharacters = 160
+	maxFailureMessageCharacters = 200
 )
 
 // Event is an event about the job; Action tells events of one reason apart (the broadcaster folds events of one
@@ -250,11 +250,12 @@ func failureSummary(failed []failure) string {
 	return s + ")"
 }
 
+// truncate keeps the end of a long message: an error's cause (a registry's "401 Unauthorized") comes last.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	return "…" + strings.ToValidUTF8(s[len(s)-n:], "")
 }
 
 // Finished reports whether the job has ended: a completion time (a job of policy Never never gets one).

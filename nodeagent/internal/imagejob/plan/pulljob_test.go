@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -152,9 +153,12 @@ func TestFailureSummaryIsBounded(t *testing.T) {
 	for _, n := range []string{"e", "d", "c", "b", "a"} {
 		fs = append(fs, failure{n, "x"})
 	}
-	fs[0].message = string(make([]byte, 500))
 	if got, want := failureSummary(fs), "; 5 failed (a: x; b: x; c: x; and 2 more)"; got != want {
 		t.Errorf("failureSummary = %q, want %q", got, want)
+	}
+	long := []failure{{"a", "pulling image r/x:1: rpc error: " + strings.Repeat("resolving: ", 40) + "401 Unauthorized"}}
+	if got := failureSummary(long); len(got) > 250 || !strings.HasSuffix(got, "401 Unauthorized)") || !strings.Contains(got, "a: …") {
+		t.Errorf("a long message keeps its end: %q", got)
 	}
 }
 
