@@ -93,6 +93,17 @@ func TestImagePullJobWebhooksRefuseWhileTheGateIsOff(t *testing.T) {
 	if !resp.Allowed {
 		t.Errorf("defaulting refused: %v", resp.Result)
 	}
+	h := imageJobHandler(t, ValidateImagePullJobPath, off)
+	withFinalizer := strings.Replace(userPullJob, `"namespace":"default"`, `"namespace":"default","finalizers":["apps.kruise.io/deletion-protection"]`, 1)
+	update := func(body, old string) admission.Request {
+		return webhooktest.Request("ImagePullJob", "imagepulljobs", "default", "j", admissionv1.Update, body, old)
+	}
+	if resp := h.Handle(context.Background(), update(userPullJob, withFinalizer)); !resp.Allowed {
+		t.Errorf("removing the finalizer of a job left from before refused: %v", resp.Result)
+	}
+	if resp := h.Handle(context.Background(), update(strings.Replace(userPullJob, "1.9.1", "1.9.2", 1), userPullJob)); resp.Allowed {
+		t.Error("a change of the spec accepted while the gate is off")
+	}
 }
 
 // The chart's entries: upstream's names and paths, creates and updates of each kind, failing closed.

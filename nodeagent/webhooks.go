@@ -2,9 +2,11 @@ package nodeagent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -45,8 +47,10 @@ func RegisterWebhook(srv webhook.Server, reader client.Reader, scheme *runtime.S
 
 // RegisterImageJobWebhooks serves the ImagePullJob and ImageListPullJob defaulting and validating webhooks on
 // srv; scheme must know the apps.kruise.io v1alpha1 kinds. A non-nil refusal (the ImagePullJobGate off) makes
-// the validating webhooks refuse every create and update with 403 and that message, as upstream's do, so that
-// no job is accepted that nothing would act on. Call it once, before the server starts.
+// the validating webhooks refuse every create and every change of a spec with 403 and that message, as
+// upstream's do, so that no job is accepted that nothing would act on; updates of the metadata alone pass, so
+// that a job left from before the gate went off can lose its finalizer and go. Call it once, before the
+// server starts.
 func RegisterImageJobWebhooks(srv webhook.Server, scheme *runtime.Scheme, refusal error) error {
 	if srv == nil || scheme == nil {
 		return errors.New("registering the ImagePullJob webhooks: server and scheme are required")
@@ -63,12 +67,26 @@ func imageJobHandlers(decoder admission.Decoder, refusal error) map[string]admis
 		ValidateImageListPullJobPath: webhooks.Validating(decoder, "ImageListPullJob", nodeadmission.ValidateImageListPullJob),
 	}
 	if refusal != nil {
-		refuse := webhooks.CreatesAndUpdates(func(context.Context, admission.Request) admission.Response {
+		refuse := webhooks.CreatesAndUpdates(func(_ context.Context, req admission.Request) admission.Response {
+			if req.Operation == admissionv1.Update && sameSpec(req.Object.Raw, req.OldObject.Raw) {
+				return admission.Allowed("") // metadata only: a job left from before can still lose its finalizer
+			}
 			return admission.Errored(http.StatusForbidden, refusal)
 		})
 		h[ValidateImagePullJobPath], h[ValidateImageListPullJobPath] = refuse, refuse
 	}
 	return h
+}
+
+// sameSpec reports whether two JSON objects have equal specs; an undecodable one never does.
+func sameSpec(a, b []byte) bool {
+	var objA, objB struct {
+		Spec any `json:"spec"`
+	}
+	if json.Unmarshal(a, &objA) != nil || json.Unmarshal(b, &objB) != nil {
+		return false
+	}
+	return reflect.DeepEqual(objA.Spec, objB.Spec)
 }
 
 // crrAdmission answers the ContainerRecreateRequest webhook.

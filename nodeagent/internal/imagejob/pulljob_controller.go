@@ -155,6 +155,8 @@ func (r *PullJobReconciler) finish(ctx context.Context, job *kruiseappsv1alpha1.
 	if err := r.releaseSecrets(ctx, job); err != nil {
 		return ctrl.Result{}, err
 	}
+	// A finished job plans no more: nothing waits for the cache to show these writes.
+	r.expectations.Forget(client.ObjectKeyFromObject(job))
 	if err := r.removeFinalizer(ctx, job); err != nil || job.DeletionTimestamp != nil {
 		return staleOr(err)
 	}
