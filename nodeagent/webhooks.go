@@ -2,9 +2,11 @@ package nodeagent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -13,13 +15,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	crradmission "github.com/flotilla-dev/flotilla/nodeagent/admission"
+	nodeadmission "github.com/flotilla-dev/flotilla/nodeagent/admission"
 	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
 // MutateContainerRecreateRequestPath is upstream's path of the ContainerRecreateRequest mutating webhook.
 const MutateContainerRecreateRequestPath = "/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest"
+
+// Paths of the ImagePullJob and ImageListPullJob admission webhooks: upstream's.
+const (
+	MutateImagePullJobPath       = "/mutate-apps-kruise-io-v1alpha1-imagepulljob"
+	ValidateImagePullJobPath     = "/validate-apps-kruise-io-v1alpha1-imagepulljob"
+	MutateImageListPullJobPath   = "/mutate-apps-kruise-io-v1alpha1-imagelistpulljob"
+	ValidateImageListPullJobPath = "/validate-apps-kruise-io-v1alpha1-imagelistpulljob"
+)
 
 // RegisterWebhook serves the ContainerRecreateRequest mutating webhook on srv: on create it defaults, checks
 // the request against its pod and copies from the pod what the node agent needs; on update it refuses changes
@@ -33,6 +43,50 @@ func RegisterWebhook(srv webhook.Server, reader client.Reader, scheme *runtime.S
 	a := &crrAdmission{reader: reader, decoder: admission.NewDecoder(scheme)}
 	srv.Register(MutateContainerRecreateRequestPath, &webhook.Admission{Handler: webhooks.CreatesAndUpdates(a.handle)})
 	return nil
+}
+
+// RegisterImageJobWebhooks serves the ImagePullJob and ImageListPullJob defaulting and validating webhooks on
+// srv; scheme must know the apps.kruise.io v1alpha1 kinds. A non-nil refusal (the ImagePullJobGate off) makes
+// the validating webhooks refuse every create and every change of a spec with 403 and that message, as
+// upstream's do, so that no job is accepted that nothing would act on; updates of the metadata alone pass, so
+// that a job left from before the gate went off can lose its finalizer and go. Call it once, before the
+// server starts.
+func RegisterImageJobWebhooks(srv webhook.Server, scheme *runtime.Scheme, refusal error) error {
+	if srv == nil || scheme == nil {
+		return errors.New("registering the ImagePullJob webhooks: server and scheme are required")
+	}
+	webhooks.Serve(srv, imageJobHandlers(admission.NewDecoder(scheme), refusal))
+	return nil
+}
+
+func imageJobHandlers(decoder admission.Decoder, refusal error) map[string]admission.Handler {
+	h := map[string]admission.Handler{
+		MutateImagePullJobPath:       webhooks.Defaulting(decoder, "ImagePullJob", nodeadmission.DefaultImagePullJob),
+		ValidateImagePullJobPath:     webhooks.Validating(decoder, "ImagePullJob", nodeadmission.ValidateImagePullJob),
+		MutateImageListPullJobPath:   webhooks.Defaulting(decoder, "ImageListPullJob", nodeadmission.DefaultImageListPullJob),
+		ValidateImageListPullJobPath: webhooks.Validating(decoder, "ImageListPullJob", nodeadmission.ValidateImageListPullJob),
+	}
+	if refusal != nil {
+		refuse := webhooks.CreatesAndUpdates(func(_ context.Context, req admission.Request) admission.Response {
+			if req.Operation == admissionv1.Update && sameSpec(req.Object.Raw, req.OldObject.Raw) {
+				return admission.Allowed("") // metadata only: a job left from before can still lose its finalizer
+			}
+			return admission.Errored(http.StatusForbidden, refusal)
+		})
+		h[ValidateImagePullJobPath], h[ValidateImageListPullJobPath] = refuse, refuse
+	}
+	return h
+}
+
+// sameSpec reports whether two JSON objects have equal specs; an undecodable one never does.
+func sameSpec(a, b []byte) bool {
+	var objA, objB struct {
+		Spec any `json:"spec"`
+	}
+	if json.Unmarshal(a, &objA) != nil || json.Unmarshal(b, &objB) != nil {
+		return false
+	}
+	return reflect.DeepEqual(objA.Spec, objB.Spec)
 }
 
 // crrAdmission answers the ContainerRecreateRequest webhook.
@@ -56,15 +110,15 @@ func (a *crrAdmission) create(ctx context.Context, req admission.Request) admiss
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	out := cur.DeepCopy()
-	crradmission.Default(out)
-	pod, err := crradmission.PodOf(ctx, a.reader, out)
+	nodeadmission.Default(out)
+	pod, err := nodeadmission.PodOf(ctx, a.reader, out)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
-	if errs := crradmission.ValidateCreate(out, pod); len(errs) > 0 {
+	if errs := nodeadmission.ValidateCreate(out, pod); len(errs) > 0 {
 		return admission.Errored(http.StatusUnprocessableEntity, errs.ToAggregate())
 	}
-	crradmission.FillFromPod(out, pod)
+	nodeadmission.FillFromPod(out, pod)
 	return crrPatch(req.Object.Raw, cur, out)
 }
 
@@ -78,7 +132,7 @@ func (a *crrAdmission) update(req admission.Request) admission.Response {
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("stored: %w", err))
 	}
-	if errs := crradmission.ValidateUpdate(cur, old); len(errs) > 0 {
+	if errs := nodeadmission.ValidateUpdate(cur, old); len(errs) > 0 {
 		return admission.Errored(http.StatusUnprocessableEntity, errs.ToAggregate())
 	}
 	return admission.Allowed("")

@@ -51,6 +51,12 @@ const (
 	// as upstream's does (upstream's gate, off by default as upstream: the controller reads and writes every
 	// namespace's Secrets).
 	ResourceDistributionGate featuregate.Feature = "ResourceDistributionGate"
+	// ImagePullJobGate runs the ImagePullJob and ImageListPullJob controllers, which write the images to pull
+	// into NodeImages and copy pull secrets for the node agent; while it is off their validating webhooks
+	// refuse every create and update, as upstream's do (upstream's gate, off by default as upstream).
+	// PreDownloadImageForInPlaceUpdate turns it on, as upstream's dependencies do: the CloneSet's pre-download
+	// creates ImagePullJobs.
+	ImagePullJobGate featuregate.Feature = "ImagePullJobGate"
 )
 
 // Defaults are the manager's gates with their defaults, upstream's names and maturity.
@@ -68,6 +74,7 @@ var Defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	PodIndexLabel:                             {Default: true, PreRelease: featuregate.Beta},
 	SidecarTerminator:                         {Default: false, PreRelease: featuregate.Alpha},
 	ResourceDistributionGate:                  {Default: false, PreRelease: featuregate.Alpha},
+	ImagePullJobGate:                          {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a mutable gate set holding Defaults.

@@ -32,7 +32,8 @@ var (
 	ephemeralJobPaths = []string{ephemeraljob.ValidateEphemeralJobPath}
 	cronJobPaths      = []string{advancedcronjob.MutateAdvancedCronJobPath, advancedcronjob.ValidateAdvancedCronJobPath}
 	broadcastJobPaths = []string{broadcastjob.MutateBroadcastJobPath, broadcastjob.ValidateBroadcastJobPath}
-	nodeAgentPaths    = []string{nodeagent.MutateContainerRecreateRequestPath}
+	nodeAgentPaths    = []string{nodeagent.MutateContainerRecreateRequestPath, nodeagent.MutateImagePullJobPath,
+		nodeagent.ValidateImagePullJobPath, nodeagent.MutateImageListPullJobPath, nodeagent.ValidateImageListPullJobPath}
 	sidecarSetPaths   = []string{sidecarset.MutateSidecarSetPath, sidecarset.ValidateSidecarSetPath}
 	distributionPaths = []string{resourcedistribution.ValidateResourceDistributionPath}
 )

@@ -52,6 +52,10 @@ vsidecarset.kb.io: sidecarset
 mstatefulset.kb.io: statefulset
 vstatefulset.kb.io: statefulset
 mcontainerrecreaterequest.kb.io: nodeagent
+mimagepulljob.kb.io: nodeagent
+vimagepulljob.kb.io: nodeagent
+mimagelistpulljob.kb.io: nodeagent
+vimagelistpulljob.kb.io: nodeagent
 madvancedcronjob.kb.io: advancedcronjob
 vadvancedcronjob.kb.io: advancedcronjob
 mbroadcastjob.kb.io: broadcastjob
@@ -85,7 +89,7 @@ vresourcedistribution.kb.io: resourcedistribution
 
 {{/* Feature gates of the manager (rollout/feature). */}}
 {{- define "flotilla.knownFeatureGates" -}}
-{{- list "AdvancedDeployment" "AppendPodSelector" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
+{{- list "AdvancedDeployment" "AppendPodSelector" "ImagePullJobGate" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
 {{- end -}}
 
 {{/* --feature-gates value: Name=bool pairs sorted by name. */}}

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,8 +33,14 @@ type Key struct {
 	Image, Tag string
 }
 
-// Ref is the reference the task pulls.
-func (k Key) Ref() string { return k.Image + ":" + k.Tag }
+// Ref is the reference the task pulls. A tag that is a digest (algorithm:hex, as ImagePullJobs of
+// name@digest images write it) is joined with "@".
+func (k Key) Ref() string {
+	if strings.Contains(k.Tag, ":") {
+		return k.Image + "@" + k.Tag
+	}
+	return k.Image + ":" + k.Tag
+}
 
 func (k Key) String() string { return k.Ref() }
 

@@ -263,3 +263,18 @@ func TestFirstSyncStatus(t *testing.T) {
 		t.Errorf("kept first sync (-want +got):\n%s", diff)
 	}
 }
+
+func TestKeyRef(t *testing.T) {
+	for _, tc := range []struct {
+		key  Key
+		want string
+	}{
+		{Key{Image: "nginx", Tag: "1.27"}, "nginx:1.27"},
+		{Key{Image: "127.0.0.1:5000/team/app", Tag: "v1"}, "127.0.0.1:5000/team/app:v1"},
+		{Key{Image: "nginx", Tag: "sha256:0123abcd"}, "nginx@sha256:0123abcd"},
+	} {
+		if got := tc.key.Ref(); got != tc.want {
+			t.Errorf("%+v.Ref() = %q, want %q", tc.key, got, tc.want)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	"github.com/flotilla-dev/flotilla/nodeagent/internal/imagejob/plan"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -34,6 +35,7 @@ const conflictRetry = 100 * time.Millisecond
 
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=get;list;watch
 
 // Reconciler keeps one NodeImage per node; requests are named after nodes.
 type Reconciler struct {
@@ -49,7 +51,8 @@ type Reconciler struct {
 }
 
 // SetupWithManager registers the controller: NodeImages and nodes share their names, so both enqueue the
-// same request.
+// same request; an ImagePullJob created or deleted enqueues the NodeImages whose tags name it (plan.OwnerIndex,
+// which this registers on the manager's cache, for the ImagePullJob controller too).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Client == nil {
 		r.Client = mgr.GetClient()
@@ -64,12 +67,45 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if workers <= 0 {
 		workers = 3
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &kruiseappsv1alpha1.NodeImage{}, plan.OwnerIndex, ownerKeys); err != nil {
+		return fmt.Errorf("indexing NodeImages by owner: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		For(&kruiseappsv1alpha1.NodeImage{}).
 		Watches(&corev1.Node{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(nodeChanged)).
+		Watches(&kruiseappsv1alpha1.ImagePullJob{}, handler.EnqueueRequestsFromMapFunc(r.nodeImagesOf), builder.WithPredicates(createdOrDeleted)).
 		Complete(r)
+}
+
+func ownerKeys(obj client.Object) []string {
+	if ni, ok := obj.(*kruiseappsv1alpha1.NodeImage); ok {
+		return plan.OwnerKeys(ni)
+	}
+	return nil
+}
+
+// createdOrDeleted passes the ImagePullJob events that change which owners of a tag exist: a deletion, and a
+// creation (a new job of a deleted one's name, whose UID the old references do not have).
+var createdOrDeleted = predicate.Funcs{
+	UpdateFunc:  func(event.UpdateEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// nodeImagesOf are the NodeImages whose tags name the job.
+func (r *Reconciler) nodeImagesOf(ctx context.Context, job client.Object) []ctrl.Request {
+	list := &kruiseappsv1alpha1.NodeImageList{}
+	key := job.GetNamespace() + "/" + job.GetName()
+	if err := r.Client.List(ctx, list, client.MatchingFields{plan.OwnerIndex: key}, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the NodeImages of an ImagePullJob", "ImagePullJob", key)
+		return nil
+	}
+	reqs := make([]ctrl.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+	}
+	return reqs
 }
 
 // nodeChanged ignores the node status heartbeats: only labels, readiness and deletion matter here.
@@ -113,6 +149,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.create(ctx, node)
 	}
 	return r.tidy(ctx, node, ni)
+}
+
+// goneOwners are the UIDs of the ImagePullJobs spec's tags name that the cache does not hold (deleted, or
+// replaced by a new job of the name).
+func (r *Reconciler) goneOwners(ctx context.Context, spec kruiseappsv1alpha1.NodeImageSpec) (map[types.UID]bool, error) {
+	gone := map[types.UID]bool{}
+	for _, img := range spec.Images {
+		for _, tag := range img.Tags {
+			for _, ref := range tag.OwnerReferences {
+				if !plan.IsImagePullJob(ref) {
+					continue
+				}
+				job := &kruiseappsv1alpha1.ImagePullJob{}
+				err := r.Client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, job)
+				switch {
+				case apierrors.IsNotFound(err):
+					gone[ref.UID] = true
+				case err != nil:
+					return nil, fmt.Errorf("reading ImagePullJob %s/%s: %w", ref.Namespace, ref.Name, err)
+				case job.UID != ref.UID:
+					gone[ref.UID] = true
+				}
+			}
+		}
+	}
+	return gone, nil
 }
 
 func getOrNil[T client.Object](ctx context.Context, c client.Reader, key types.NamespacedName, obj T) (T, error) {
@@ -159,14 +221,19 @@ func (r *Reconciler) create(ctx context.Context, node *corev1.Node) (ctrl.Result
 	return ctrl.Result{}, nil
 }
 
-// tidy copies the node's labels onto its NodeImage and drops expired tags.
+// tidy copies the node's labels onto its NodeImage, drops expired tags and the references to ImagePullJobs that
+// are gone, as upstream does (a tag left without owners goes).
 func (r *Reconciler) tidy(ctx context.Context, node *corev1.Node, ni *kruiseappsv1alpha1.NodeImage) (ctrl.Result, error) {
 	next := ni.DeepCopy()
 	if node != nil {
 		next.Labels = maps.Clone(node.Labels)
 	}
 	spec, _, wait := Prune(ni, r.Clock.Now())
-	next.Spec = spec
+	gone, err := r.goneOwners(ctx, spec)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	next.Spec, _ = plan.WithoutOwners(spec, func(ref corev1.ObjectReference) bool { return gone[ref.UID] })
 	if equality.Semantic.DeepEqual(ni.Labels, next.Labels) && equality.Semantic.DeepEqual(ni.Spec, next.Spec) {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -148,4 +149,34 @@ func consistently(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("expected %s to hold", what)
 		}
 	}
+}
+
+// References to ImagePullJobs that are gone (deleted, or replaced by a job of the same name) leave the tags;
+// a tag left without owners goes, one with an owner left or written by hand stays.
+func TestReferencesToGoneJobsArePruned(t *testing.T) {
+	c := startController(t)
+	ns := managertest.Namespace(t, c, "ni-owners")
+	job := &kruiseappsv1alpha1.ImagePullJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "live"},
+		Spec: kruiseappsv1alpha1.ImagePullJobSpec{Image: "nginx:1"}}
+	managertest.Create(t, c, job)
+	ref := func(name string, uid types.UID) corev1.ObjectReference {
+		return corev1.ObjectReference{APIVersion: "apps.kruise.io/v1alpha1", Kind: "ImagePullJob", Namespace: ns, Name: name, UID: uid}
+	}
+	live, stale, gone := ref("live", job.UID), ref("live", "older-uid"), ref("gone", "gone-uid")
+	ni := createNodeImage(t, c, name("owners"), map[string]string{kruiseappsv1alpha1.FakeNodeImageLabelKey: "true"},
+		map[string]kruiseappsv1alpha1.ImageSpec{"nginx": {Tags: []kruiseappsv1alpha1.ImageTagSpec{
+			{Tag: "shared", OwnerReferences: []corev1.ObjectReference{live, gone}},
+			{Tag: "gone", OwnerReferences: []corev1.ObjectReference{gone, stale}},
+			{Tag: "by-hand"},
+		}}})
+	tags := func() []kruiseappsv1alpha1.ImageTagSpec { return nodeImage(t, c, ni.Name).Spec.Images["nginx"].Tags }
+	eventually(t, "the gone jobs' references pruned", func() bool {
+		got := tags()
+		return len(got) == 2 && got[0].Tag == "shared" && len(got[0].OwnerReferences) == 1 && got[0].OwnerReferences[0].UID == job.UID &&
+			got[1].Tag == "by-hand"
+	})
+	if err := c.Delete(t.Context(), job); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the deleted job's tag gone", func() bool { got := tags(); return len(got) == 1 && got[0].Tag == "by-hand" })
 }

@@ -1,7 +1,8 @@
 // Package nodeimagemanager is the manager's NodeImage controller: one NodeImage per ready node, named after
-// it and carrying its labels (ImagePullJobs select nodes through them), deleted with the node, and
-// finished pull tasks dropped from the spec once their ttlSecondsAfterFinished has passed. The node agent
-// does the pulling (package imagepuller). Planning (ReadyFor, Prune) is pure.
+// it and carrying its labels (ImagePullJobs select nodes through them), deleted with the node, finished
+// pull tasks dropped from the spec once their ttlSecondsAfterFinished has passed, and the references to
+// ImagePullJobs that are gone dropped from the tags (a tag left without owners goes). The node agent does
+// the pulling (package imagepuller). Planning (ReadyFor, Prune, and imagejob/plan's WithoutOwners) is pure.
 package nodeimagemanager
 
 import (

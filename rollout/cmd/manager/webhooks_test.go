@@ -43,6 +43,7 @@ func servedPaths(t *testing.T) []string {
 		ephemeraljob.RegisterWebhooks(srv, scheme),
 		broadcastjob.RegisterWebhooks(srv, scheme),
 		nodeagent.RegisterWebhook(srv, reader, scheme),
+		nodeagent.RegisterImageJobWebhooks(srv, scheme, nil),
 		advancedcronjob.RegisterWebhooks(srv, scheme),
 		sidecarset.RegisterWebhooks(srv, reader, scheme, sidecarset.WebhookOptions{}),
 		resourcedistribution.RegisterWebhooks(srv, scheme, nil),
@@ -102,8 +103,8 @@ func TestWebhookConfigurations(t *testing.T) {
 	}
 	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "ddaemonset.kb.io", "mdaemonset.kb.io",
 		"mdaemonset-native.kb.io", "mstatefulset.kb.io", "munifiedworload.kb.io", "mpod.kb.io", "msidecarset-pod.kb.io",
-		"mcontainerrecreaterequest.kb.io", "madvancedcronjob.kb.io", "mbroadcastjob.kb.io", "msidecarset.kb.io", "vrollout.kb.io", "vcloneset.kb.io",
-		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io"}
+		"mcontainerrecreaterequest.kb.io", "mimagepulljob.kb.io", "mimagelistpulljob.kb.io", "madvancedcronjob.kb.io", "mbroadcastjob.kb.io", "msidecarset.kb.io", "vrollout.kb.io", "vcloneset.kb.io",
+		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vimagepulljob.kb.io", "vimagelistpulljob.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("webhook names (-want +got):\n%s", diff)
 	}

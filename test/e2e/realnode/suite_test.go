@@ -151,8 +151,8 @@ func buildAndImport(ctx context.Context) error {
 
 // installChart runs `helm install --wait` with the chart's default images: one manager replica and the
 // node agent, both pinned to the real node (the kwok nodes cannot run them), the agent pointed at the
-// node's containerd socket under the host /var/run it mounts. The manager runs the sidecar terminator,
-// whose gate is off by default.
+// node's containerd socket under the host /var/run it mounts. The manager runs the sidecar terminator and
+// the ImagePullJob controllers, whose gates are off by default.
 func installChart(ctx context.Context) error {
 	ports, err := cluster.FreePorts(1)
 	if err != nil {
@@ -162,7 +162,7 @@ func installChart(ctx context.Context) error {
 	values := fmt.Sprintf(`replicas: 1
 nodeSelector: {type: real}
 tolerations: [{key: %[1]s, operator: Exists}]
-featureGates: {SidecarTerminator: true}
+featureGates: {SidecarTerminator: true, ImagePullJobGate: true}
 nodeAgent:
   criEndpoint: unix:///hostvarrun%[2]s
   port: %[3]d

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	nodeadmission "github.com/flotilla-dev/flotilla/nodeagent/admission"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -78,6 +79,19 @@ func TestPlanPreDownload(t *testing.T) {
 				len(sel) != 1 || sel[0].Operator != metav1.LabelSelectorOpNotIn || metav1.GetControllerOf(j).Name != "web" {
 				t.Fatalf("job = %+v", j)
 			}
+			checkAdmitted(t, j)
 		})
+	}
+}
+
+// checkAdmitted: the job passes the ImagePullJob webhook as the CloneSet creates it, and with its defaults.
+func checkAdmitted(t *testing.T, j *kruiseappsv1alpha1.ImagePullJob) {
+	t.Helper()
+	if errs := nodeadmission.ValidateImagePullJob(j, nil); len(errs) > 0 {
+		t.Errorf("the ImagePullJob webhook refuses the job: %v", errs)
+	}
+	nodeadmission.DefaultImagePullJob(j, nil)
+	if errs := nodeadmission.ValidateImagePullJob(j, nil); len(errs) > 0 {
+		t.Errorf("the ImagePullJob webhook refuses the defaulted job: %v", errs)
 	}
 }
