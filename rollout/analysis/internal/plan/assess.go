@@ -1,0 +1,113 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	analysisv1alpha1 "github.com/flotilla-dev/flotilla/rollout/analysis/api/v1alpha1"
+)
+
+// Start marks a run started at now, with a Pending result for each metric that has none yet.
+func Start(status *analysisv1alpha1.AnalysisRunStatus, metrics []analysisv1alpha1.Metric, now time.Time) {
+	if status.StartedAt == nil {
+		status.StartedAt = &metav1.Time{Time: now}
+	}
+	if status.Phase == "" || status.Phase == analysisv1alpha1.AnalysisPhasePending {
+		status.Phase = analysisv1alpha1.AnalysisPhaseRunning
+	}
+	for _, m := range metrics {
+		ensureResult(status, m.Name)
+	}
+}
+
+// Terminate ends a run's metrics in progress: each gets the verdict of what it measured, and the measurements
+// in flight are dropped. It returns the dropped ones by metric name, for their providers to stop them.
+func Terminate(status *analysisv1alpha1.AnalysisRunStatus, metrics []analysisv1alpha1.Metric) map[string]analysisv1alpha1.Measurement {
+	dropped := map[string]analysisv1alpha1.Measurement{}
+	for i := range metrics {
+		res := FindResult(status, metrics[i].Name)
+		if res == nil || res.Phase.Completed() {
+			continue
+		}
+		if last := InFlight(res); last != nil {
+			dropped[res.Name] = *last
+			res.Measurements = res.Measurements[:len(res.Measurements)-1]
+		}
+		res.Phase = analysisv1alpha1.AnalysisPhaseSuccessful
+		res.Message = fmt.Sprintf("terminated after %d measurements: %d successful, %d failed, %d inconclusive",
+			res.Count, res.Successful, res.Failed, res.Inconclusive)
+	}
+	return dropped
+}
+
+// severity orders the final phases that end a run early: the worst metric gives the run its phase.
+var severity = map[analysisv1alpha1.AnalysisPhase]int{
+	analysisv1alpha1.AnalysisPhaseInconclusive: 1,
+	analysisv1alpha1.AnalysisPhaseError:        2,
+	analysisv1alpha1.AnalysisPhaseFailed:       3,
+}
+
+// Assess sets a run's phase and message from its metrics: as soon as one metric failed, erred or was
+// inconclusive, the run ends with the worst of those phases (its other metrics stop); once every metric
+// succeeded, Successful; Running before. A run that reaches its final phase gets completedAt.
+func Assess(status *analysisv1alpha1.AnalysisRunStatus, metrics []analysisv1alpha1.Metric, terminated bool, now time.Time) {
+	if status.Phase.Completed() {
+		return
+	}
+	worst, done := (*analysisv1alpha1.MetricResult)(nil), 0
+	for i := range metrics {
+		res := FindResult(status, metrics[i].Name)
+		switch {
+		case res == nil:
+		case severity[res.Phase] > 0 && (worst == nil || severity[res.Phase] > severity[worst.Phase]):
+			worst = res
+		case res.Phase == analysisv1alpha1.AnalysisPhaseSuccessful:
+			done++
+		}
+	}
+	switch {
+	case worst != nil:
+		status.Phase, status.Message = worst.Phase, fmt.Sprintf("metric %q: %s", worst.Name, worst.Message)
+	case done == len(metrics) && terminated:
+		status.Phase, status.Message = analysisv1alpha1.AnalysisPhaseSuccessful, "terminated; no metric passed a limit"
+	case done == len(metrics):
+		status.Phase, status.Message = analysisv1alpha1.AnalysisPhaseSuccessful, "every metric successful"
+	default:
+		status.Phase, status.Message = analysisv1alpha1.AnalysisPhaseRunning, ""
+		return
+	}
+	status.CompletedAt = &metav1.Time{Time: now}
+}
+
+// Fail ends a run that cannot be measured (a template or argument that cannot be resolved) in Error.
+func Fail(status *analysisv1alpha1.AnalysisRunStatus, message string, now time.Time) {
+	status.Phase, status.Message = analysisv1alpha1.AnalysisPhaseError, message
+	if status.StartedAt == nil {
+		status.StartedAt = &metav1.Time{Time: now}
+	}
+	status.CompletedAt = &metav1.Time{Time: now}
+}
+
+// SetConditions stamps the run's Completed and Ready conditions from its phase, with generation; the
+// conditions other writers added stay.
+func SetConditions(status *analysisv1alpha1.AnalysisRunStatus, generation int64, now time.Time) {
+	completed := metav1.Condition{Type: analysisv1alpha1.AnalysisRunCompleted, Status: metav1.ConditionFalse,
+		Reason: string(analysisv1alpha1.AnalysisPhaseRunning), Message: status.Message, ObservedGeneration: generation}
+	ready := completed
+	ready.Type = analysisv1alpha1.AnalysisRunReady
+	if status.Phase.Completed() {
+		completed.Status, completed.Reason = metav1.ConditionTrue, string(status.Phase)
+		ready.Reason = string(status.Phase)
+	}
+	if status.Phase == analysisv1alpha1.AnalysisPhaseSuccessful {
+		ready.Status = metav1.ConditionTrue
+	}
+	for _, c := range []metav1.Condition{completed, ready} {
+		c.LastTransitionTime = metav1.Time{Time: now}
+		meta.SetStatusCondition(&status.Conditions, c)
+	}
+	status.ObservedGeneration = generation
+}
