@@ -25,6 +25,9 @@ func ArgRefs(p analysisv1alpha1.MetricProvider) []string {
 	return slices.Compact(names)
 }
 
+// RefersToArgs reports whether s refers to an argument.
+func RefersToArgs(s string) bool { return argRef.MatchString(s) }
+
 // Substitute returns the provider with every {{args.<name>}} in its strings replaced by values[name]; a
 // reference to an argument without a value is an error naming it.
 func Substitute(p analysisv1alpha1.MetricProvider, values map[string]string) (analysisv1alpha1.MetricProvider, error) {
