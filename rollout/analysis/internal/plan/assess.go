@@ -23,24 +23,18 @@ func Start(status *analysisv1alpha1.AnalysisRunStatus, metrics []analysisv1alpha
 	}
 }
 
-// Terminate ends a run's metrics in progress: each gets the verdict of what it measured, and the measurements
-// in flight are dropped. It returns the dropped ones by metric name, for their providers to stop them.
-func Terminate(status *analysisv1alpha1.AnalysisRunStatus, metrics []analysisv1alpha1.Metric) map[string]analysisv1alpha1.Measurement {
-	dropped := map[string]analysisv1alpha1.Measurement{}
+// Terminate ends a run's metrics in progress: each gets the verdict of what it measured (Assess then ends the
+// run and drops the measurements in flight).
+func Terminate(status *analysisv1alpha1.AnalysisRunStatus, metrics []analysisv1alpha1.Metric) {
 	for i := range metrics {
 		res := FindResult(status, metrics[i].Name)
 		if res == nil || res.Phase.Completed() {
 			continue
 		}
-		if last := InFlight(res); last != nil {
-			dropped[res.Name] = *last
-			res.Measurements = res.Measurements[:len(res.Measurements)-1]
-		}
 		res.Phase = analysisv1alpha1.AnalysisPhaseSuccessful
 		res.Message = fmt.Sprintf("terminated after %d measurements: %d successful, %d failed, %d inconclusive",
 			res.Count, res.Successful, res.Failed, res.Inconclusive)
 	}
-	return dropped
 }
 
 // severity orders the final phases that end a run early: the worst metric gives the run its phase.
@@ -51,11 +45,13 @@ var severity = map[analysisv1alpha1.AnalysisPhase]int{
 }
 
 // Assess sets a run's phase and message from its metrics: as soon as one metric failed, erred or was
-// inconclusive, the run ends with the worst of those phases (its other metrics stop); once every metric
-// succeeded, Successful; Running before. A run that reaches its final phase gets completedAt.
-func Assess(status *analysisv1alpha1.AnalysisRunStatus, metrics []analysisv1alpha1.Metric, terminated bool, now time.Time) {
+// inconclusive, the run ends with the worst of those phases; once every metric succeeded, Successful; Running
+// before. A run that reaches its final phase gets completedAt, and its other metrics stop: their measurements
+// in flight are dropped and returned by metric name, for their providers to stop them.
+func Assess(status *analysisv1alpha1.AnalysisRunStatus, metrics []analysisv1alpha1.Metric, terminated bool,
+	now time.Time) map[string]analysisv1alpha1.Measurement {
 	if status.Phase.Completed() {
-		return
+		return nil
 	}
 	worst, done := (*analysisv1alpha1.MetricResult)(nil), 0
 	for i := range metrics {
@@ -77,9 +73,27 @@ func Assess(status *analysisv1alpha1.AnalysisRunStatus, metrics []analysisv1alph
 		status.Phase, status.Message = analysisv1alpha1.AnalysisPhaseSuccessful, "every metric successful"
 	default:
 		status.Phase, status.Message = analysisv1alpha1.AnalysisPhaseRunning, ""
-		return
+		return nil
 	}
 	status.CompletedAt = &metav1.Time{Time: now}
+	return stop(status)
+}
+
+// stop ends the metrics still in progress when their run ended: measurements in flight are dropped, and
+// the message says the metric was stopped.
+func stop(status *analysisv1alpha1.AnalysisRunStatus) map[string]analysisv1alpha1.Measurement {
+	dropped := map[string]analysisv1alpha1.Measurement{}
+	for i := range status.MetricResults {
+		res := &status.MetricResults[i]
+		if last := InFlight(res); last != nil {
+			dropped[res.Name] = *last
+			res.Measurements = res.Measurements[:len(res.Measurements)-1]
+		}
+		if !res.Phase.Completed() {
+			res.Message = "stopped when the run ended"
+		}
+	}
+	return dropped
 }
 
 // Fail ends a run that cannot be measured (a template or argument that cannot be resolved) in Error.

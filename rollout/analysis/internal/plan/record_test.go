@@ -199,15 +199,33 @@ func TestTerminate(t *testing.T) {
 		{Name: "job", Phase: pRunning, Measurements: []analysisv1alpha1.Measurement{running(1, 0)}},
 		{Name: "done", Phase: pSuccessful, Message: "kept"},
 	}}
-	dropped := Terminate(status, metrics)
+	Terminate(status, metrics)
+	dropped := Assess(status, metrics, true, t0)
 	if len(dropped) != 1 || dropped["job"].Index != 1 {
 		t.Errorf("dropped %v", dropped)
 	}
-	Assess(status, metrics, true, t0)
 	if status.Phase != pSuccessful || len(FindResult(status, "job").Measurements) != 0 ||
 		FindResult(status, "web").Message != "terminated after 2 measurements: 2 successful, 0 failed, 0 inconclusive" ||
 		FindResult(status, "done").Message != "kept" {
 		t.Errorf("terminated: %+v", status)
+	}
+}
+
+// A run that fails stops its other metrics, dropping their measurements in flight.
+func TestAssessStopsTheOthers(t *testing.T) {
+	metrics := []analysisv1alpha1.Metric{metric("rate"), metric("job")}
+	status := &analysisv1alpha1.AnalysisRunStatus{Phase: pRunning, MetricResults: []analysisv1alpha1.MetricResult{
+		{Name: "rate", Phase: pFailed, Message: "too many"},
+		{Name: "job", Phase: pRunning, Measurements: []analysisv1alpha1.Measurement{finished(1, pSuccessful, 0), running(2, 0)}},
+	}}
+	dropped := Assess(status, metrics, false, t0)
+	job := FindResult(status, "job")
+	if status.Phase != pFailed || len(dropped) != 1 || dropped["job"].Index != 2 || len(job.Measurements) != 1 ||
+		job.Phase != pRunning || job.Message != "stopped when the run ended" {
+		t.Errorf("run %s, dropped %v, job %+v", status.Phase, dropped, job)
+	}
+	if again := Assess(status, metrics, false, t0); again != nil {
+		t.Errorf("a finished run assessed again dropped %v", again)
 	}
 }
 

@@ -49,7 +49,9 @@ func play(s story) string {
 			line := fmt.Sprintf("%6s %-10s #%d %-12s %-6s %s", now.Sub(t0), name, meas.Index, meas.Phase, meas.Value, meas.Message)
 			log.WriteString(strings.TrimRight(line, " ") + "\n")
 		}
-		Assess(status, s.metrics, terminated, now)
+		for name, meas := range Assess(status, s.metrics, terminated, now) {
+			fmt.Fprintf(&log, "%6s %-10s #%d stopped\n", now.Sub(t0), name, meas.Index)
+		}
 		if status.Phase.Completed() {
 			fmt.Fprintf(&log, "%6s run %s: %s\n", now.Sub(t0), status.Phase, status.Message)
 			return log.String()
