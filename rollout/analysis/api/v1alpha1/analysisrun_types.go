@@ -106,8 +106,8 @@ type AnalysisRunStatus struct {
 	// +optional
 	MetricResults []MetricResult `json:"metricResults,omitempty"`
 
-	// conditions: Completed (the run reached its final phase) and Ready (the run succeeded), both stamped
-	// with the generation they were computed from.
+	// conditions: Completed (the run reached its final phase), Ready (the run succeeded) and Stalled (the run
+	// ended otherwise), stamped with the generation they were computed from.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16
@@ -121,6 +121,9 @@ const (
 	AnalysisRunCompleted = "Completed"
 	// AnalysisRunReady is True when the run succeeded; False with the phase as its reason otherwise.
 	AnalysisRunReady = "Ready"
+	// AnalysisRunStalled is True, with the phase as its reason, when the run ended Failed, Inconclusive or
+	// Error: kstatus (Flux, Helm --wait) then reports the run failed rather than in progress.
+	AnalysisRunStalled = "Stalled"
 )
 
 // MeasurementRetention is how many of a metric's latest measurements its status keeps; the counts cover all.
@@ -198,7 +201,7 @@ type Measurement struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Namespaced,categories=flotilla
+// +kubebuilder:resource:scope=Namespaced
 // +kubebuilder:printcolumn:name="PHASE",type="string",JSONPath=".status.phase",description="The run's phase."
 // +kubebuilder:printcolumn:name="MESSAGE",type="string",JSONPath=".status.message",description="Why the run is in its phase."
 // +kubebuilder:printcolumn:name="STARTED",type="date",JSONPath=".status.startedAt",priority=1

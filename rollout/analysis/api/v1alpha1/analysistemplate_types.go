@@ -23,7 +23,7 @@ type AnalysisTemplateSpec struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:scope=Namespaced,categories=flotilla
+// +kubebuilder:resource:scope=Namespaced
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 
 // AnalysisTemplate is a namespaced set of metrics that AnalysisRuns of its namespace measure.
@@ -46,7 +46,7 @@ type AnalysisTemplateList struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:scope=Cluster,categories=flotilla
+// +kubebuilder:resource:scope=Cluster
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 
 // ClusterAnalysisTemplate is an AnalysisTemplate that AnalysisRuns of every namespace may use; the Secrets its

@@ -103,12 +103,16 @@ func TestWebMetricHealthy(t *testing.T) {
 	}
 }
 
-// checkConditions checks the run's Completed condition is True and its Ready one ready, both with reason and
-// stamped with the run's generation, as status.observedGeneration is.
+// checkConditions checks the run's Completed condition is True and its Ready one ready (Stalled the opposite),
+// all with reason and stamped with the run's generation, as status.observedGeneration is.
 func checkConditions(t *testing.T, run *analysisv1alpha1.AnalysisRun, ready metav1.ConditionStatus, reason string) {
 	t.Helper()
+	stalled := metav1.ConditionTrue
+	if ready == metav1.ConditionTrue {
+		stalled = metav1.ConditionFalse
+	}
 	for ct, want := range map[string]metav1.ConditionStatus{analysisv1alpha1.AnalysisRunCompleted: metav1.ConditionTrue,
-		analysisv1alpha1.AnalysisRunReady: ready} {
+		analysisv1alpha1.AnalysisRunReady: ready, analysisv1alpha1.AnalysisRunStalled: stalled} {
 		c := meta.FindStatusCondition(run.Status.Conditions, ct)
 		if c == nil || c.Status != want || c.Reason != reason || c.ObservedGeneration != run.Generation {
 			t.Errorf("condition %s: %+v", ct, c)

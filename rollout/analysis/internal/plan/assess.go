@@ -105,22 +105,27 @@ func Fail(status *analysisv1alpha1.AnalysisRunStatus, message string, now time.T
 	status.CompletedAt = &metav1.Time{Time: now}
 }
 
-// SetConditions stamps the run's Completed and Ready conditions from its phase, with generation; the
+// SetConditions stamps the run's Completed, Ready and Stalled conditions from its phase, with generation; the
 // conditions other writers added stay.
 func SetConditions(status *analysisv1alpha1.AnalysisRunStatus, generation int64, now time.Time) {
-	completed := metav1.Condition{Type: analysisv1alpha1.AnalysisRunCompleted, Status: metav1.ConditionFalse,
-		Reason: string(analysisv1alpha1.AnalysisPhaseRunning), Message: status.Message, ObservedGeneration: generation}
-	ready := completed
-	ready.Type = analysisv1alpha1.AnalysisRunReady
-	if status.Phase.Completed() {
-		completed.Status, completed.Reason = metav1.ConditionTrue, string(status.Phase)
-		ready.Reason = string(status.Phase)
+	phase, done := status.Phase, status.Phase.Completed()
+	reason := string(analysisv1alpha1.AnalysisPhaseRunning)
+	if done {
+		reason = string(phase)
 	}
-	if status.Phase == analysisv1alpha1.AnalysisPhaseSuccessful {
-		ready.Status = metav1.ConditionTrue
-	}
-	for _, c := range []metav1.Condition{completed, ready} {
-		c.LastTransitionTime = metav1.Time{Time: now}
+	for _, ct := range []struct {
+		name  string
+		holds bool
+	}{
+		{analysisv1alpha1.AnalysisRunCompleted, done},
+		{analysisv1alpha1.AnalysisRunReady, phase == analysisv1alpha1.AnalysisPhaseSuccessful},
+		{analysisv1alpha1.AnalysisRunStalled, done && phase != analysisv1alpha1.AnalysisPhaseSuccessful},
+	} {
+		c := metav1.Condition{Type: ct.name, Status: metav1.ConditionFalse, Reason: reason, Message: status.Message,
+			ObservedGeneration: generation, LastTransitionTime: metav1.Time{Time: now}}
+		if ct.holds {
+			c.Status = metav1.ConditionTrue
+		}
 		meta.SetStatusCondition(&status.Conditions, c)
 	}
 	status.ObservedGeneration = generation

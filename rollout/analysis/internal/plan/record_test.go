@@ -241,14 +241,20 @@ func TestSetConditions(t *testing.T) {
 	}
 	check(analysisv1alpha1.AnalysisRunCompleted, metav1.ConditionFalse, "Running", t0)
 	check(analysisv1alpha1.AnalysisRunReady, metav1.ConditionFalse, "Running", t0)
+	check(analysisv1alpha1.AnalysisRunStalled, metav1.ConditionFalse, "Running", t0)
 	status.Phase = pSuccessful
 	SetConditions(status, 3, t0.Add(time.Minute))
 	check(analysisv1alpha1.AnalysisRunCompleted, metav1.ConditionTrue, "Successful", t0.Add(time.Minute))
 	check(analysisv1alpha1.AnalysisRunReady, metav1.ConditionTrue, "Successful", t0.Add(time.Minute))
+	check(analysisv1alpha1.AnalysisRunStalled, metav1.ConditionFalse, "Successful", t0)
 	status.Phase = pFailed
 	SetConditions(status, 3, t0.Add(2*time.Minute))
 	check(analysisv1alpha1.AnalysisRunCompleted, metav1.ConditionTrue, "Failed", t0.Add(time.Minute))
 	check(analysisv1alpha1.AnalysisRunReady, metav1.ConditionFalse, "Failed", t0.Add(2*time.Minute))
+	check(analysisv1alpha1.AnalysisRunStalled, metav1.ConditionTrue, "Failed", t0.Add(2*time.Minute))
+	if got := []string{status.Conditions[0].Type, status.Conditions[1].Type, status.Conditions[2].Type}; got[0] != "Completed" || got[1] != "Ready" || got[2] != "Stalled" {
+		t.Errorf("conditions in the order %v", got)
+	}
 	if status.ObservedGeneration != 3 {
 		t.Errorf("observedGeneration %d", status.ObservedGeneration)
 	}
