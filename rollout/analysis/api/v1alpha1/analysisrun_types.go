@@ -143,7 +143,7 @@ type MetricResult struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 
-	// count is the number of measurements with a verdict: successful + failed + inconclusive.
+	// count is the number of conclusive measurements: successful + failed.
 	// +optional
 	Count int32 `json:"count,omitempty"`
 	// successful is the number of successful measurements.
@@ -170,7 +170,7 @@ type MetricResult struct {
 
 // Measurement is one measurement of a metric.
 type Measurement struct {
-	// index numbers the metric's measurements from 1, errors included.
+	// index numbers the metric's measurements from 1, inconclusive ones and errors included.
 	// +required
 	Index int32 `json:"index"`
 

@@ -24,8 +24,10 @@ type Metric struct {
 	// +optional
 	InitialDelay *metav1.Duration `json:"initialDelay,omitempty"`
 
-	// count is how many measurements with a verdict (successful, failed or inconclusive) the metric takes
-	// before it is done; 0 (the default) measures until the run is terminated.
+	// count is how many conclusive measurements (successful or failed) the metric takes before it is done; 0
+	// (the default) measures until the run is terminated. Inconclusive measurements (within inconclusiveLimit)
+	// and those that could not be taken (within consecutiveErrorLimit) are repeated after interval: a metric of
+	// count 1 polls until its answer is conclusive.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	Count int32 `json:"count,omitempty"`

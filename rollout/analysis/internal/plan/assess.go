@@ -32,7 +32,7 @@ func Terminate(status *analysisv1alpha1.AnalysisRunStatus, metrics []analysisv1a
 			continue
 		}
 		res.Phase = analysisv1alpha1.AnalysisPhaseSuccessful
-		res.Message = fmt.Sprintf("terminated after %d measurements: %d successful, %d failed, %d inconclusive",
+		res.Message = fmt.Sprintf("terminated after %d measurements: %d successful, %d failed (and %d inconclusive)",
 			res.Count, res.Successful, res.Failed, res.Inconclusive)
 	}
 }

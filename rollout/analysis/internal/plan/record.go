@@ -107,6 +107,8 @@ func count(res *analysisv1alpha1.MetricResult, phase analysisv1alpha1.AnalysisPh
 		res.Failed++
 	case analysisv1alpha1.AnalysisPhaseInconclusive:
 		res.Inconclusive++
+		res.ConsecutiveError = 0
+		return
 	case analysisv1alpha1.AnalysisPhaseError:
 		res.Error++
 		res.ConsecutiveError++
@@ -129,13 +131,13 @@ func metricPhase(m *analysisv1alpha1.Metric, res *analysisv1alpha1.MetricResult,
 		return analysisv1alpha1.AnalysisPhaseFailed, fmt.Sprintf("%d of %d measurements failed, more than failureLimit %d",
 			res.Failed, res.Count, m.FailureLimit)
 	case res.Inconclusive > m.InconclusiveLimit:
-		return analysisv1alpha1.AnalysisPhaseInconclusive, fmt.Sprintf("%d of %d measurements inconclusive, more than inconclusiveLimit %d",
-			res.Inconclusive, res.Count, m.InconclusiveLimit)
+		return analysisv1alpha1.AnalysisPhaseInconclusive, fmt.Sprintf("%d measurements inconclusive, more than inconclusiveLimit %d",
+			res.Inconclusive, m.InconclusiveLimit)
 	case res.ConsecutiveError > errorLimit:
 		return analysisv1alpha1.AnalysisPhaseError, shorten(fmt.Sprintf("%d measurements in a row could not be taken, more than consecutiveErrorLimit %d: %s",
 			res.ConsecutiveError, errorLimit, last), maxMessage)
 	case m.Count > 0 && res.Count >= m.Count:
-		return analysisv1alpha1.AnalysisPhaseSuccessful, fmt.Sprintf("%d measurements: %d successful, %d failed, %d inconclusive",
+		return analysisv1alpha1.AnalysisPhaseSuccessful, fmt.Sprintf("%d measurements: %d successful, %d failed (and %d inconclusive)",
 			res.Count, res.Successful, res.Failed, res.Inconclusive)
 	}
 	return analysisv1alpha1.AnalysisPhaseRunning, ""

@@ -94,10 +94,15 @@ func TestRecordLimits(t *testing.T) {
 			phases: []analysisv1alpha1.AnalysisPhase{pFailed, pFailed, pSuccessful, pFailed}, want: pFailed,
 			message: "3 of 4 measurements failed, more than failureLimit 2"},
 		{name: "inconclusive", phases: []analysisv1alpha1.AnalysisPhase{pInconclusive}, want: pInconclusive,
-			message: "1 of 1 measurements inconclusive, more than inconclusiveLimit 0"},
+			message: "1 measurements inconclusive, more than inconclusiveLimit 0"},
+		{name: "inconclusive answers do not count toward count", metric: analysisv1alpha1.Metric{Count: 1, InconclusiveLimit: 5},
+			phases: []analysisv1alpha1.AnalysisPhase{pInconclusive, pInconclusive}, want: pRunning},
+		{name: "a conclusive answer after inconclusive ones", metric: analysisv1alpha1.Metric{Count: 1, InconclusiveLimit: 5},
+			phases: []analysisv1alpha1.AnalysisPhase{pInconclusive, pInconclusive, pSuccessful}, want: pSuccessful,
+			message: "1 measurements: 1 successful, 0 failed (and 2 inconclusive)"},
 		{name: "count reached", metric: analysisv1alpha1.Metric{Count: 3, FailureLimit: 1},
 			phases: []analysisv1alpha1.AnalysisPhase{pSuccessful, pFailed, pSuccessful}, want: pSuccessful,
-			message: "3 measurements: 2 successful, 1 failed, 0 inconclusive"},
+			message: "3 measurements: 2 successful, 1 failed (and 0 inconclusive)"},
 		{name: "errors do not count toward count", metric: analysisv1alpha1.Metric{Count: 2},
 			phases: []analysisv1alpha1.AnalysisPhase{pSuccessful, pError}, want: pRunning},
 		{name: "errors within the default limit", phases: []analysisv1alpha1.AnalysisPhase{pError, pError, pError, pError}, want: pRunning},
@@ -126,7 +131,7 @@ func TestRecordCountsAndRetention(t *testing.T) {
 		phases = append(phases, []analysisv1alpha1.AnalysisPhase{pSuccessful, pFailed, pInconclusive, pError}[i%4])
 	}
 	res := record(m, phases...)
-	if res.Count != 11 || res.Successful != 4 || res.Failed != 4 || res.Inconclusive != 3 || res.Error != 3 || res.ConsecutiveError != 0 {
+	if res.Count != 8 || res.Successful != 4 || res.Failed != 4 || res.Inconclusive != 3 || res.Error != 3 || res.ConsecutiveError != 0 {
 		t.Errorf("counts %+v", res)
 	}
 	if len(res.Measurements) != analysisv1alpha1.MeasurementRetention || res.Measurements[0].Index != 5 || res.Measurements[9].Index != 14 {
@@ -205,7 +210,7 @@ func TestTerminate(t *testing.T) {
 		t.Errorf("dropped %v", dropped)
 	}
 	if status.Phase != pSuccessful || len(FindResult(status, "job").Measurements) != 0 ||
-		FindResult(status, "web").Message != "terminated after 2 measurements: 2 successful, 0 failed, 0 inconclusive" ||
+		FindResult(status, "web").Message != "terminated after 2 measurements: 2 successful, 0 failed (and 0 inconclusive)" ||
 		FindResult(status, "done").Message != "kept" {
 		t.Errorf("terminated: %+v", status)
 	}

@@ -87,7 +87,7 @@ func NextIndex(res *analysisv1alpha1.MetricResult) int32 {
 	if res == nil {
 		return 1
 	}
-	return res.Count + res.Error + 1
+	return res.Count + res.Inconclusive + res.Error + 1
 }
 
 // FindResult is the status's result of the metric named name, nil if there is none.

@@ -119,7 +119,7 @@ func TestNextIndex(t *testing.T) {
 	if got := NextIndex(nil); got != 1 {
 		t.Errorf("first index %d", got)
 	}
-	if got := NextIndex(&analysisv1alpha1.MetricResult{Count: 3, Error: 2}); got != 6 {
-		t.Errorf("index after 3 verdicts and 2 errors %d", got)
+	if got := NextIndex(&analysisv1alpha1.MetricResult{Count: 3, Inconclusive: 1, Error: 2}); got != 7 {
+		t.Errorf("index after 3 conclusive, 1 inconclusive and 2 errors %d", got)
 	}
 }

@@ -112,6 +112,8 @@ func TestStories(t *testing.T) {
 	errorRate.FailureLimit = 1
 	latency := every("latency", 20*time.Second, 3, "result.all(x, x < 300)")
 	latency.InitialDelay = &metav1.Duration{Duration: 5 * time.Second}
+	ciGate := every("ci", 10*time.Second, 1, `result == "passed"`)
+	ciGate.FailureCondition, ciGate.InconclusiveLimit = `result == "failed"`, 10
 	job := every("smoke", 0, 1, "")
 	job.Interval = nil
 	stories := map[string]story{
@@ -123,6 +125,8 @@ func TestStories(t *testing.T) {
 			values: map[string][]any{"error-rate": {0.01, nil, nil, 0.02, nil, nil, nil, nil, nil}}},
 		"job-in-flight": {metrics: []analysisv1alpha1.Metric{job},
 			values: map[string][]any{"smoke": {"job:", "job:", "job:Successful"}}},
+		"ci-gate": {metrics: []analysisv1alpha1.Metric{ciGate},
+			values: map[string][]any{"ci": {"running", "running", nil, "running", "passed"}}},
 		"terminated": {metrics: []analysisv1alpha1.Metric{errorRate, job}, terminate: 35 * time.Second,
 			values: map[string][]any{"error-rate": {0.01, 0.2, 0.01, 0.02}, "smoke": {"job:", "job:", "job:", "job:", "job:"}}},
 	}
