@@ -34,7 +34,7 @@ func (p *Prometheus) Measure(ctx context.Context, req Request) (plan.Observation
 	if err != nil {
 		return plan.Observation{}, err
 	}
-	c, err := p.Clients.client(ctx, p.Secrets, req.Run.Namespace, spec.TLS)
+	c, err := p.Clients.forMetric(ctx, p.Secrets, req.Run.Namespace, spec.TLS)
 	if err != nil {
 		return plan.Observation{}, err
 	}

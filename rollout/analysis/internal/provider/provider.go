@@ -94,8 +94,8 @@ func (h *HTTPClients) For(cfg *analysisv1alpha1.TLSConfig, ca []byte) (*http.Cli
 	return c, nil
 }
 
-// client is the HTTP client for a metric's TLS configuration, reading its CA bundle from the run's namespace.
-func (h *HTTPClients) client(ctx context.Context, secrets SecretFunc, ns string, cfg *analysisv1alpha1.TLSConfig) (*http.Client, error) {
+// forMetric is the HTTP client for a metric's TLS configuration, reading its CA bundle from the run's namespace.
+func (h *HTTPClients) forMetric(ctx context.Context, secrets SecretFunc, ns string, cfg *analysisv1alpha1.TLSConfig) (*http.Client, error) {
 	var ca []byte
 	if cfg != nil && cfg.CASecretRef != nil {
 		var err error

@@ -28,7 +28,7 @@ type Web struct {
 // Measure sends the metric's request.
 func (w *Web) Measure(ctx context.Context, req Request) (plan.Observation, error) {
 	spec := req.Metric.Provider.Web
-	c, err := w.Clients.client(ctx, w.Secrets, req.Run.Namespace, spec.TLS)
+	c, err := w.Clients.forMetric(ctx, w.Secrets, req.Run.Namespace, spec.TLS)
 	if err != nil {
 		return plan.Observation{}, err
 	}
