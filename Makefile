@@ -33,7 +33,7 @@ KUBE_VERSION := v1.37.2
 KUBE_VERSION_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
 	-X $(pkg).gitVersion=$(KUBE_VERSION) -X $(pkg).gitMajor=1 -X $(pkg).gitMinor=37 -X $(pkg).gitTreeState=clean)
 
-API_PATHS := {./rollout/api/...,./workloads/api/...}
+API_PATHS := {./rollout/api/...,./rollout/analysis/api/...,./workloads/api/...}
 CRD_DIR := charts/flotilla/crds
 # CRDs served in several versions whose conversion the manager serves on /convert (controller-gen has no marker
 # for this; the manager rewrites clientConfig and caBundle at run time).

@@ -7,6 +7,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/flotilla-dev/flotilla/nodeagent"
+	"github.com/flotilla-dev/flotilla/rollout/analysis"
 	"github.com/flotilla-dev/flotilla/sidecarset"
 	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/workloads/advancedcronjob"
@@ -24,7 +25,8 @@ import (
 // advancedcronjob module, broadcastJobPaths those of the broadcastjob module, nodeAgentPaths those of the nodeagent
 // module (nodeagent.SetupWithManager), distributionPaths those of the resourcedistribution module,
 // sidecarSetPaths those of the sidecarset module, which also serves the pod
-// chain's path through sidecarSetPodWebhook; the rollout module serves every other path of the webhook file.
+// chain's path through sidecarSetPodWebhook, analysisPaths those of the analysis module; the rollout module
+// serves every other path of the webhook file.
 var (
 	cloneSetPaths     = []string{cloneset.DefaultCloneSetPath, cloneset.ValidateCloneSetPath, webhooks.MutatePodPath}
 	statefulSetPaths  = []string{statefulset.MutateStatefulSetPath, statefulset.ValidateStatefulSetPath}
@@ -36,6 +38,7 @@ var (
 		nodeagent.ValidateImagePullJobPath, nodeagent.MutateImageListPullJobPath, nodeagent.ValidateImageListPullJobPath}
 	sidecarSetPaths   = []string{sidecarset.MutateSidecarSetPath, sidecarset.ValidateSidecarSetPath}
 	distributionPaths = []string{resourcedistribution.ValidateResourceDistributionPath}
+	analysisPaths     = []string{analysis.ValidateAnalysisTemplatePath, analysis.ValidateClusterAnalysisTemplatePath, analysis.ValidateAnalysisRunPath}
 )
 
 // sidecarSetPodWebhook is the sidecarset module's pod webhook; it shares its path with the cloneset module's.
@@ -47,6 +50,11 @@ func engineOnlyPaths(name, p string) bool {
 		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(ephemeralJobPaths, p) && !slices.Contains(cronJobPaths, p) &&
 		!slices.Contains(broadcastJobPaths, p) && !slices.Contains(sidecarSetPaths, p) && !slices.Contains(distributionPaths, p) &&
 		name != sidecarSetPodWebhook
+}
+
+// rolloutPaths are the rollout module's alone: engineOnly's without the analysis module's.
+func rolloutPaths(name, p string) bool {
+	return engineOnlyPaths(name, p) && !slices.Contains(analysisPaths, p)
 }
 func cloneSetOnlyPaths(name, p string) bool {
 	return slices.Contains(cloneSetPaths, p) && name != sidecarSetPodWebhook
@@ -74,7 +82,7 @@ var extraRule = rbacv1.PolicyRule{APIGroups: []string{"example.com"}, Resources:
 var cases = []chartCase{
 	{name: "default", rel: defaultRelease(), webhooks: allPaths, check: checkDefaults},
 	{name: "engineOnly", rel: defaultRelease("--set", "engineOnly=true"), webhooks: engineOnlyPaths, noAgent: true,
-		check: wantArgs("--enable-modules=rollout")},
+		check: wantArgs("--enable-modules=rollout,analysis")},
 	{name: "modules", rel: defaultRelease("--set", "modules={cloneset}"), webhooks: cloneSetOnlyPaths, noAgent: true,
 		check: wantArgs("--enable-modules=cloneset")},
 	{name: "nodeAgentOff", rel: defaultRelease("--set", "nodeAgent.enabled=false"), webhooks: allPaths, noAgent: true},
@@ -83,15 +91,15 @@ var cases = []chartCase{
 		"--set", "nodeAgent.image.repository=registry.example.com/flotilla-nodeagent,nodeAgent.image.tag=dev,nodeAgent.logLevel=debug",
 		"--set-json", `nodeAgent.tolerations=[{"key":"gpu","operator":"Exists"}]`)},
 	{name: "daemonsetModule", rel: defaultRelease("--set", "modules={rollout,daemonset}"), noAgent: true,
-		webhooks: func(n, p string) bool { return engineOnlyPaths(n, p) || slices.Contains(daemonSetPaths, p) },
+		webhooks: func(n, p string) bool { return rolloutPaths(n, p) || slices.Contains(daemonSetPaths, p) },
 		check:    wantArgs("--enable-modules=rollout,daemonset")},
 	{name: "advancedcronjobModule", rel: defaultRelease("--set", "modules={rollout,advancedcronjob}"), noAgent: true,
-		webhooks: func(n, p string) bool { return engineOnlyPaths(n, p) || slices.Contains(cronJobPaths, p) },
+		webhooks: func(n, p string) bool { return rolloutPaths(n, p) || slices.Contains(cronJobPaths, p) },
 		check:    wantArgs("--enable-modules=rollout,advancedcronjob")},
 	{name: "sidecarsetModule", rel: defaultRelease("--set", "modules={sidecarset}"), webhooks: sidecarSetOnlyPaths, noAgent: true,
 		check: wantArgs("--enable-modules=sidecarset")},
-	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution}"),
-		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution")},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution}"),
+		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution")},
 	{name: "featureGates", webhooks: allPaths, check: checkFeatureGates,
 		rel: defaultRelease("--set", "featureGates.RolloutHistory=true,featureGates.AdvancedDeployment=false")},
 	{name: "extraArgs", webhooks: allPaths, check: wantArgs("--webhook-cert-renew-before=720h", "--zap-devel=false"),

@@ -135,7 +135,7 @@ var _ = Describe("Advanced DaemonSets beside upstream OpenKruise", Serial, Order
 		// upstream's kruise-manager serves there.
 		engine, err = framework.StartManager(ctx, framework.ManagerConfig{
 			RestConfig: testCluster.Config(), KubeconfigPath: kubeconfig, WorkDir: GinkgoT().TempDir(), Binary: binary,
-			ExtraArgs: []string{"--enable-modules=rollout"}, WithoutWebhooks: workloadModuleWebhooks,
+			ExtraArgs: []string{"--enable-modules=rollout,analysis"}, WithoutWebhooks: workloadModuleWebhooks,
 		})
 		failOnError(err, "starting an engine-only flotilla-manager")
 	})

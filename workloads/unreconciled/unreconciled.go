@@ -27,6 +27,7 @@ const Reason = "NoController"
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=advancedcronjobs;broadcastjobs;clonesets;containerrecreaterequests;daemonsets;ephemeraljobs;imagelistpulljobs;imagepulljobs;nodeimages;nodepodprobes;persistentpodstates;podprobemarkers;resourcedistributions;sidecarsets;statefulsets;uniteddeployments;workloadspreads,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy.kruise.io,resources=podunavailablebudgets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=analysis.flotilla.dev,resources=rolloutanalyses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Kinds are the kinds of groups whose objects the scheme knows, each in its version the API server prefers,

@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "advancedcronjob" "broadcastjob" "cloneset" "daemonset" "ephemeraljob" "nodeagent" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
+{{- list "advancedcronjob" "analysis" "broadcastjob" "cloneset" "daemonset" "ephemeraljob" "nodeagent" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -61,6 +61,9 @@ vadvancedcronjob.kb.io: advancedcronjob
 mbroadcastjob.kb.io: broadcastjob
 vbroadcastjob.kb.io: broadcastjob
 vresourcedistribution.kb.io: resourcedistribution
+vanalysistemplate.analysis.flotilla.dev: analysis
+vclusteranalysistemplate.analysis.flotilla.dev: analysis
+vanalysisrun.analysis.flotilla.dev: analysis
 {{- end -}}
 
 {{/* The --enable-modules value as a JSON list; empty means all modules. Fails on a bad combination. */}}
@@ -75,7 +78,7 @@ vresourcedistribution.kb.io: resourcedistribution
 {{- fail "engineOnly runs the rollout module alone: leave modules empty" -}}
 {{- end -}}
 {{- if .Values.engineOnly -}}
-{{- list "rollout" | toJson -}}
+{{- list "rollout" "analysis" | toJson -}}
 {{- else -}}
 {{- .Values.modules | default list | toJson -}}
 {{- end -}}

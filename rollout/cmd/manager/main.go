@@ -32,6 +32,8 @@ import (
 
 	"github.com/flotilla-dev/flotilla/nodeagent"
 	"github.com/flotilla-dev/flotilla/rollout"
+	"github.com/flotilla-dev/flotilla/rollout/analysis"
+	analysisv1alpha1 "github.com/flotilla-dev/flotilla/rollout/analysis/api/v1alpha1"
 	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/feature"
@@ -57,6 +59,7 @@ import (
 var modules = []module.Module{
 	{Name: "rollout", Kinds: rollout.Kinds, Reconciles: rollout.Reconciles, ConversionCRDs: rollout.ConversionCRDs, Convert: rollout.Convert,
 		Setup: rollout.SetupWithManager},
+	{Name: "analysis", Kinds: analysis.Kinds, Reconciles: analysis.Reconciles, Setup: analysis.SetupWithManager},
 	{Name: "cloneset", Kinds: cloneset.Kinds, Reconciles: cloneset.Reconciles, Setup: cloneset.SetupWithManager},
 	{Name: "statefulset", Kinds: statefulset.Kinds, Reconciles: statefulset.Reconciles, Setup: statefulset.SetupWithManager},
 	{Name: "daemonset", Kinds: daemonset.Kinds, Reconciles: daemonset.Reconciles, ConversionCRDs: daemonset.ConversionCRDs,
@@ -75,7 +78,7 @@ func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
-		rolloutsv1alpha1.AddToScheme, rolloutsv1beta1.AddToScheme,
+		rolloutsv1alpha1.AddToScheme, rolloutsv1beta1.AddToScheme, analysisv1alpha1.AddToScheme,
 		kruiseappsv1alpha1.AddToScheme, kruiseappsv1beta1.AddToScheme, kruisepolicyv1alpha1.AddToScheme,
 		// HTTPRoutes the Gateway API traffic provider changes.
 		gatewayv1.Install, gatewayv1beta1.Install,
@@ -212,11 +215,12 @@ func webhookOptions(opts options, run []module.Module) webhooks.Options {
 	}
 }
 
-// ownedGroups are the API groups whose kinds this installation serves for itself: the engine's, and the
-// workload groups unless only the engine runs (beside upstream OpenKruise, which reconciles those).
+// ownedGroups are the API groups whose kinds this installation serves for itself: the engine's, Flotilla's
+// own analysis group, and the workload groups unless only the engine (with analysis, which upstream lacks)
+// runs beside upstream OpenKruise, which reconciles those.
 func ownedGroups(run []module.Module) []string {
-	groups := []string{rolloutsv1beta1.GroupVersion.Group}
-	if slices.ContainsFunc(run, func(m module.Module) bool { return m.Name != "rollout" }) {
+	groups := []string{rolloutsv1beta1.GroupVersion.Group, analysisv1alpha1.GroupVersion.Group}
+	if slices.ContainsFunc(run, func(m module.Module) bool { return m.Name != "rollout" && m.Name != "analysis" }) {
 		groups = append(groups, kruiseappsv1alpha1.GroupVersion.Group, kruisepolicyv1alpha1.GroupVersion.Group)
 	}
 	return groups

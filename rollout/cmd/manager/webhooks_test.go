@@ -14,6 +14,7 @@ import (
 	"github.com/flotilla-dev/flotilla/nodeagent"
 	"github.com/flotilla-dev/flotilla/rollout"
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
+	"github.com/flotilla-dev/flotilla/rollout/analysis"
 	"github.com/flotilla-dev/flotilla/sidecarset"
 	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
@@ -47,6 +48,7 @@ func servedPaths(t *testing.T) []string {
 		advancedcronjob.RegisterWebhooks(srv, scheme),
 		sidecarset.RegisterWebhooks(srv, reader, scheme, sidecarset.WebhookOptions{}),
 		resourcedistribution.RegisterWebhooks(srv, scheme, nil),
+		analysis.RegisterWebhooks(srv, scheme),
 		webhooks.RegisterPodChain(srv, scheme, pods),
 	)
 	if err != nil {
@@ -104,7 +106,8 @@ func TestWebhookConfigurations(t *testing.T) {
 	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "ddaemonset.kb.io", "mdaemonset.kb.io",
 		"mdaemonset-native.kb.io", "mstatefulset.kb.io", "munifiedworload.kb.io", "mpod.kb.io", "msidecarset-pod.kb.io",
 		"mcontainerrecreaterequest.kb.io", "mimagepulljob.kb.io", "mimagelistpulljob.kb.io", "madvancedcronjob.kb.io", "mbroadcastjob.kb.io", "msidecarset.kb.io", "vrollout.kb.io", "vcloneset.kb.io",
-		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vimagepulljob.kb.io", "vimagelistpulljob.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io"}
+		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vimagepulljob.kb.io", "vimagelistpulljob.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io",
+		"vanalysistemplate.analysis.flotilla.dev", "vclusteranalysistemplate.analysis.flotilla.dev", "vanalysisrun.analysis.flotilla.dev"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("webhook names (-want +got):\n%s", diff)
 	}

@@ -1,0 +1,202 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// RolloutAnalysisSpec binds analysis to a Rollout without touching the Rollout: which steps are gated by
+// which templates, what runs in the background of the whole release, what a failure does, and how long a
+// step's pods may take to become ready. Design only: no controller acts on it yet (docs/analysis.md).
+type RolloutAnalysisSpec struct {
+	// rolloutRef names the Rollout, in the RolloutAnalysis's namespace. One RolloutAnalysis per Rollout.
+	// +required
+	RolloutRef RolloutRef `json:"rolloutRef"`
+
+	// args are given to every run of the binding, after the built-in ones (namespace, rollout,
+	// workload-kind, workload-name, stable-revision, canary-revision, step-index), which they may not
+	// override; a step's or the background's own args win over these.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Args []Argument `json:"args,omitempty"`
+
+	// steps gate the Rollout's steps: when a step's pods are ready and its traffic is applied (upstream's
+	// StepMetricsAnalysis state), a run of the step's templates starts, and the step moves on (to its pause,
+	// or the next step) only once the run succeeded.
+	// +listType=map
+	// +listMapKey=step
+	// +kubebuilder:validation:MaxItems=50
+	// +optional
+	Steps []StepAnalysis `json:"steps,omitempty"`
+
+	// background runs across the release, from its starting step until the release completes; its run
+	// failing acts at once, whatever step the release is at.
+	// +optional
+	Background *BackgroundAnalysis `json:"background,omitempty"`
+
+	// onFailure is what a failed (or erred) run does to the release: Abort (the default) or Pause. An
+	// Inconclusive run always pauses, for a person to decide.
+	// +kubebuilder:default=Abort
+	// +optional
+	OnFailure FailureAction `json:"onFailure,omitempty"`
+
+	// progressDeadlineSeconds bounds how long a step's pods may take to become ready; past it the release
+	// stalls (reason ProgressDeadlineExceeded, naming the pods and their container states) and, with
+	// abortOnProgressDeadline, aborts. Unset: no deadline.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+
+	// abortOnProgressDeadline aborts the release when the progress deadline passes, instead of only stalling it.
+	// +optional
+	AbortOnProgressDeadline bool `json:"abortOnProgressDeadline,omitempty"`
+}
+
+// RolloutRef names a rollouts.kruise.io Rollout.
+type RolloutRef struct {
+	// name of the Rollout.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Name string `json:"name"`
+}
+
+// StepAnalysis gates one step of a Rollout.
+type StepAnalysis struct {
+	// step is the index of the Rollout's step as the Rollout's status counts it (currentStepIndex, from 1).
+	// +kubebuilder:validation:Minimum=1
+	// +required
+	Step int32 `json:"step"`
+
+	// templates whose metrics the step's run measures.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +required
+	Templates []TemplateRef `json:"templates"`
+
+	// args for this step's run.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Args []Argument `json:"args,omitempty"`
+}
+
+// BackgroundAnalysis runs across a release.
+type BackgroundAnalysis struct {
+	// templates whose metrics the background run measures; their metrics should measure until stopped
+	// (count 0): the run is terminated when the release completes.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +required
+	Templates []TemplateRef `json:"templates"`
+
+	// startingStep is the step the background run starts at (from 1); unset, the release's first step.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	StartingStep *int32 `json:"startingStep,omitempty"`
+
+	// args for the background run.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Args []Argument `json:"args,omitempty"`
+}
+
+// FailureAction is what a failed run does to its release.
+// +kubebuilder:validation:Enum=Abort;Pause
+type FailureAction string
+
+const (
+	// FailureActionAbort sends all traffic back to stable, takes the canary pods away (canary batch scaled
+	// back, or the partition restored) and leaves the workload's spec as the user wrote it; the Rollout shows
+	// Stalled with reason AnalysisFailed until a retry or a new revision.
+	FailureActionAbort FailureAction = "Abort"
+	// FailureActionPause pauses the release at its step, as `kubectl kruise rollout pause` does.
+	FailureActionPause FailureAction = "Pause"
+)
+
+// RolloutAnalysisStatus is the observed state of a RolloutAnalysis; written by its controller only.
+type RolloutAnalysisStatus struct {
+	// observedGeneration is the metadata.generation the status was last computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// canaryRevision is the revision of the release the runs below analyse.
+	// +optional
+	CanaryRevision string `json:"canaryRevision,omitempty"`
+
+	// runs are the AnalysisRuns of the current release: each step's, and the background's.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Runs []RolloutAnalysisRun `json:"runs,omitempty"`
+
+	// message says what the analysis of the current release is doing, or why it stopped it.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// conditions: Ready (the current release's analysis passed so far) and Stalled (it stopped the release:
+	// reason AnalysisFailed or ProgressDeadlineExceeded), stamped with the generation they were computed from.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// RolloutAnalysisRun is one AnalysisRun of a release.
+type RolloutAnalysisRun struct {
+	// name of the AnalysisRun.
+	// +required
+	Name string `json:"name"`
+	// step the run gates; 0 for the background run.
+	// +optional
+	Step int32 `json:"step,omitempty"`
+	// phase of the run, as it last was seen.
+	// +optional
+	Phase AnalysisPhase `json:"phase,omitempty"`
+}
+
+// Reasons of a RolloutAnalysis's Stalled condition, and of the Rollout's when the binding stops a release.
+const (
+	// ReasonAnalysisFailed: a run of the release failed (or erred).
+	ReasonAnalysisFailed = "AnalysisFailed"
+	// ReasonProgressDeadlineExceeded: a step's pods did not become ready within progressDeadlineSeconds.
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+)
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced
+// +kubebuilder:printcolumn:name="ROLLOUT",type="string",JSONPath=".spec.rolloutRef.name",description="The Rollout the analysis gates."
+// +kubebuilder:printcolumn:name="ON-FAILURE",type="string",JSONPath=".spec.onFailure"
+// +kubebuilder:printcolumn:name="MESSAGE",type="string",JSONPath=".status.message"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+
+// RolloutAnalysis binds metric analysis to a Rollout: the design of the binding; nothing acts on it yet.
+type RolloutAnalysis struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec says which analysis gates the Rollout's releases.
+	// +required
+	Spec RolloutAnalysisSpec `json:"spec"`
+	// status reports the analysis of the current release.
+	// +optional
+	Status RolloutAnalysisStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// RolloutAnalysisList contains a list of RolloutAnalysis.
+type RolloutAnalysisList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []RolloutAnalysis `json:"items"`
+}
+
+func init() {
+	register(&RolloutAnalysis{}, &RolloutAnalysisList{})
+}
