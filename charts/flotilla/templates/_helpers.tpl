@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "advancedcronjob" "broadcastjob" "cloneset" "daemonset" "ephemeraljob" "nodeagent" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
+{{- list "advancedcronjob" "broadcastjob" "cloneset" "daemonset" "deletionprotection" "ephemeraljob" "nodeagent" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -57,6 +57,15 @@ vadvancedcronjob.kb.io: advancedcronjob
 mbroadcastjob.kb.io: broadcastjob
 vbroadcastjob.kb.io: broadcastjob
 vresourcedistribution.kb.io: resourcedistribution
+vnamespace.kb.io: deletionprotection
+vservice.kb.io: deletionprotection
+vingress.kb.io: deletionprotection
+vcustomresourcedefinition.kb.io: deletionprotection
+vbuiltindeployment.kb.io: deletionprotection
+vbuiltinreplicaset.kb.io: deletionprotection
+vbuiltinstatefulset.kb.io: deletionprotection
+vworkloaddeletion.kb.io: deletionprotection
+vdeleteprotectionlabel.kb.io: deletionprotection
 {{- end -}}
 
 {{/* The --enable-modules value as a JSON list; empty means all modules. Fails on a bad combination. */}}
@@ -85,7 +94,14 @@ vresourcedistribution.kb.io: resourcedistribution
 
 {{/* Feature gates of the manager (rollout/feature). */}}
 {{- define "flotilla.knownFeatureGates" -}}
-{{- list "AdvancedDeployment" "AppendPodSelector" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
+{{- list "AdvancedDeployment" "AppendPodSelector" "DeletionProtectionForCRDCascadingGate" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "ResourcesDeletionProtection" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
+{{- end -}}
+
+{{/* "true" when deletion protection checks the custom resources of Cascading CustomResourceDefinitions: the
+deletionprotection module runs with ResourcesDeletionProtection and DeletionProtectionForCRDCascadingGate on. */}}
+{{- define "flotilla.crdCascadingDeletionProtection" -}}
+{{- $gates := .Values.featureGates -}}
+{{- if and (include "flotilla.moduleEnabled" (dict "root" . "name" "deletionprotection")) (eq (get $gates "ResourcesDeletionProtection" | toString) "true") (eq (get $gates "DeletionProtectionForCRDCascadingGate" | toString) "true") -}}true{{- end -}}
 {{- end -}}
 
 {{/* --feature-gates value: Name=bool pairs sorted by name. */}}
