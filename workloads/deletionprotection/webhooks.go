@@ -11,7 +11,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/klog/v2"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -80,11 +79,11 @@ func (d *deletions) handle(ctx context.Context, req admission.Request) admission
 	}
 	found, err := d.dependents(ctx, t)
 	if err != nil {
-		refused(ctx, req, t, dpadmission.Unchecked(t, err))
+		refused(ctx, t, dpadmission.Unchecked(t, err))
 		return admission.Errored(http.StatusInternalServerError, dpadmission.Unchecked(t, err))
 	}
 	if refusal := dpadmission.Decide(t, d.opts, found); refusal != nil {
-		refused(ctx, req, t, refusal)
+		refused(ctx, t, refusal)
 		return admission.Errored(http.StatusForbidden, refusal)
 	}
 	return admission.Allowed("")
@@ -107,10 +106,10 @@ func (d *deletions) dependents(ctx context.Context, t dpadmission.Target) (dpadm
 	return found, errors.Join(err, claimsErr)
 }
 
-func refused(ctx context.Context, req admission.Request, t dpadmission.Target, reason error) {
+// refused counts and logs a refusal; the webhook's logger already names the object, resource and user.
+func refused(ctx context.Context, t dpadmission.Target, reason error) {
 	refusals.WithLabelValues(t.Kind, t.Labels[kruisepolicyv1alpha1.DeletionProtectionKey]).Inc()
-	logf.FromContext(ctx).Info("Refused a deletion", "kind", t.Kind, "object", klog.KRef(t.Namespace, t.Name),
-		"user", req.UserInfo.Username, "reason", reason.Error())
+	logf.FromContext(ctx).Info("Refused a deletion", "reason", reason.Error())
 }
 
 // stored is what a decision reads of the stored object, whatever its kind: a workload's spec.replicas.

@@ -39,7 +39,7 @@ func (c counts) CustomResources(_ context.Context, gvr schema.GroupVersionResour
 var (
 	on         = dpadmission.Options{Enabled: true, CRDCascading: true}
 	widgetsGVR = schema.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "widgets"}
-	cluster    = counts{pods: map[string]int{"ns-1": 3}, claims: map[string]int{"ns-2": 1}, crs: map[schema.GroupVersionResource]int{widgetsGVR: 4}}
+	stubbed    = counts{pods: map[string]int{"ns-1": 3}, claims: map[string]int{"ns-2": 1}, crs: map[schema.GroupVersionResource]int{widgetsGVR: 4}}
 )
 
 func handler(t *testing.T, c Counter, o dpadmission.Options, path string) admission.Handler {
@@ -99,45 +99,45 @@ func TestDeletionWebhook(t *testing.T) {
 		wantCode int32 // 0 allows
 		want     string
 	}{
-		{name: "Cascading namespace with pods", path: ValidateNamespacePath, counter: cluster, opts: on,
+		{name: "Cascading namespace with pods", path: ValidateNamespacePath, counter: stubbed, opts: on,
 			req:      request(admissionv1.Delete, namespaceKind, "", namespaceJSON("ns-1", "Cascading")),
 			wantCode: http.StatusForbidden,
 			want:     "forbidden by ResourcesDeletionProtection: namespace ns-1 has 3 active pods, label policy.kruise.io/delete-protection=Cascading"},
-		{name: "Cascading namespace with a claim", path: ValidateNamespacePath, counter: cluster, opts: on,
+		{name: "Cascading namespace with a claim", path: ValidateNamespacePath, counter: stubbed, opts: on,
 			req:      request(admissionv1.Delete, namespaceKind, "", namespaceJSON("ns-2", "Cascading")),
 			wantCode: http.StatusForbidden,
 			want:     "namespace ns-2 has 1 Bound PersistentVolumeClaim, label policy.kruise.io/delete-protection=Cascading"},
-		{name: "empty Cascading namespace", path: ValidateNamespacePath, counter: cluster, opts: on,
+		{name: "empty Cascading namespace", path: ValidateNamespacePath, counter: stubbed, opts: on,
 			req: request(admissionv1.Delete, namespaceKind, "", namespaceJSON("ns-3", "Cascading"))},
 		{name: "a namespace whose pods cannot be listed", path: ValidateNamespacePath, opts: on,
 			counter:  counts{err: errors.New("pods is forbidden")},
 			req:      request(admissionv1.Delete, namespaceKind, "", namespaceJSON("ns-1", "Cascading")),
 			wantCode: http.StatusInternalServerError,
 			want:     "forbidden by ResourcesDeletionProtection: namespace ns-1 could not be checked, label policy.kruise.io/delete-protection=Cascading: pods is forbidden"},
-		{name: "gate off", path: ValidateNamespacePath, counter: cluster,
+		{name: "gate off", path: ValidateNamespacePath, counter: stubbed,
 			req: request(admissionv1.Delete, namespaceKind, "", namespaceJSON("ns-1", "Always"))},
-		{name: "Always Deployment", path: ValidateDeploymentPath, counter: cluster, opts: on,
+		{name: "Always Deployment", path: ValidateDeploymentPath, counter: stubbed, opts: on,
 			req:      request(admissionv1.Delete, deploymentKind, "", workloadJSON("Deployment", "Always", "0")),
 			wantCode: http.StatusForbidden,
 			want:     "forbidden by ResourcesDeletionProtection: deployment default/web is protected, label policy.kruise.io/delete-protection=Always"},
-		{name: "Cascading CloneSet with replicas", path: ValidateKruiseWorkloadPath, counter: cluster, opts: on,
+		{name: "Cascading CloneSet with replicas", path: ValidateKruiseWorkloadPath, counter: stubbed, opts: on,
 			req:      request(admissionv1.Delete, cloneSetKind, "", workloadJSON("CloneSet", "Cascading", "2")),
 			wantCode: http.StatusForbidden, want: "cloneset default/web has 2 replicas"},
-		{name: "Cascading CloneSet scaled to 0", path: ValidateKruiseWorkloadPath, counter: cluster, opts: on,
+		{name: "Cascading CloneSet scaled to 0", path: ValidateKruiseWorkloadPath, counter: stubbed, opts: on,
 			req: request(admissionv1.Delete, cloneSetKind, "", workloadJSON("CloneSet", "Cascading", "0"))},
-		{name: "Cascading Service", path: ValidateServicePath, counter: cluster, opts: on,
+		{name: "Cascading Service", path: ValidateServicePath, counter: stubbed, opts: on,
 			req: request(admissionv1.Delete, serviceKind, "", workloadJSON("Service", "Cascading", "null"))},
-		{name: "Cascading CRD lists its storage version", path: ValidateCRDPath, counter: cluster, opts: on,
+		{name: "Cascading CRD lists its storage version", path: ValidateCRDPath, counter: stubbed, opts: on,
 			req:      request(admissionv1.Delete, crdKind, "", widgetsCRD),
 			wantCode: http.StatusForbidden,
 			want:     "customresourcedefinition widgets.example.com has 4 custom resources, label policy.kruise.io/delete-protection=Cascading"},
-		{name: "a create reaching a deletion path", path: ValidateNamespacePath, counter: cluster, opts: on,
+		{name: "a create reaching a deletion path", path: ValidateNamespacePath, counter: stubbed, opts: on,
 			req: request(admissionv1.Create, namespaceKind, namespaceJSON("ns-1", "Always"), "")},
-		{name: "a subresource", path: ValidateDeploymentPath, counter: cluster, opts: on,
+		{name: "a subresource", path: ValidateDeploymentPath, counter: stubbed, opts: on,
 			req: webhooktest.WithSubResource(request(admissionv1.Delete, deploymentKind, "", workloadJSON("Deployment", "Always", "1")), "status")},
-		{name: "no stored object", path: ValidateDeploymentPath, counter: cluster, opts: on,
+		{name: "no stored object", path: ValidateDeploymentPath, counter: stubbed, opts: on,
 			req: request(admissionv1.Delete, deploymentKind, "", "")},
-		{name: "an undecodable object", path: ValidateDeploymentPath, counter: cluster, opts: on,
+		{name: "an undecodable object", path: ValidateDeploymentPath, counter: stubbed, opts: on,
 			req: request(admissionv1.Delete, deploymentKind, "", `{"metadata":`), wantCode: http.StatusBadRequest},
 	}
 	for _, tc := range tests {
@@ -160,7 +160,7 @@ func TestDeletionWebhook(t *testing.T) {
 func TestDeletionRefusalsCounted(t *testing.T) {
 	labels := map[string]string{"kind": "Deployment", "protection": "Always"}
 	before := managertest.Counter(t, RefusalsName, labels)
-	h := handler(t, cluster, on, ValidateDeploymentPath)
+	h := handler(t, stubbed, on, ValidateDeploymentPath)
 	h.Handle(context.Background(), request(admissionv1.Delete, deploymentKind, "", workloadJSON("Deployment", "Always", "1")))
 	if got := managertest.Counter(t, RefusalsName, labels); got != before+1 {
 		t.Errorf("refusals %v, want %v", got, before+1)
@@ -187,7 +187,7 @@ func TestListVersion(t *testing.T) {
 }
 
 func TestLabelWebhook(t *testing.T) {
-	h := handler(t, cluster, on, ValidateLabelPath)
+	h := handler(t, stubbed, on, ValidateLabelPath)
 	typo := request(admissionv1.Create, deploymentKind, workloadJSON("Deployment", "always", "1"), "")
 	resp := h.Handle(context.Background(), typo)
 	want := `metadata.labels[policy.kruise.io/delete-protection]: Unsupported value: "always": supported values: "Always", "Cascading"`
@@ -202,7 +202,7 @@ func TestLabelWebhook(t *testing.T) {
 	if resp := h.Handle(context.Background(), kept); !resp.Allowed {
 		t.Errorf("an update keeping a value set before: %v", resp.Result)
 	}
-	if resp := handler(t, cluster, dpadmission.Options{}, ValidateLabelPath).Handle(context.Background(), typo); !resp.Allowed {
+	if resp := handler(t, stubbed, dpadmission.Options{}, ValidateLabelPath).Handle(context.Background(), typo); !resp.Allowed {
 		t.Errorf("a typo with the gate off: %v", resp.Result)
 	}
 	deletion := request(admissionv1.Delete, deploymentKind, "", workloadJSON("Deployment", "always", "1"))
@@ -213,7 +213,7 @@ func TestLabelWebhook(t *testing.T) {
 
 func TestRegisterWebhooks(t *testing.T) {
 	srv := webhooktest.NewServer()
-	if err := RegisterWebhooks(srv, cluster, on); err != nil {
+	if err := RegisterWebhooks(srv, stubbed, on); err != nil {
 		t.Fatal(err)
 	}
 	want := slices.Sorted(slices.Values(append(slices.Clone(DeletionPaths), ValidateLabelPath)))
@@ -280,7 +280,7 @@ func TestWebhookConfiguration(t *testing.T) {
 		t.Errorf("the chart has no webhook %s", name)
 	}
 	srv := webhooktest.NewServer()
-	if err := RegisterWebhooks(srv, cluster, on); err != nil {
+	if err := RegisterWebhooks(srv, stubbed, on); err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(configured)
