@@ -93,9 +93,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		}
 	})
 	// FLOTILLA_E2E_MANAGER_ARGS adds flags to the suite's manager, e.g. --zap-log-level=debug to log every
-	// reconcile's decision when a story needs explaining. The ResourceDistribution stories need their gate,
-	// off by default as upstream's.
-	args := append([]string{"--feature-gates=ResourceDistributionGate=true"}, strings.Fields(os.Getenv("FLOTILLA_E2E_MANAGER_ARGS"))...)
+	// reconcile's decision when a story needs explaining. The ResourceDistribution and deletion protection
+	// stories need their gates, off by default as upstream's.
+	args := append([]string{"--feature-gates=ResourceDistributionGate=true,ResourcesDeletionProtection=true"},
+		strings.Fields(os.Getenv("FLOTILLA_E2E_MANAGER_ARGS"))...)
 	m, err := startManager(ctx, workDir, "", args...)
 	failOnError(err, "starting flotilla-manager")
 	manager = m
