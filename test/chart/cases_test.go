@@ -15,6 +15,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/deletionprotection"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
+	"github.com/flotilla-dev/flotilla/workloads/persistentpodstate"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 )
@@ -24,7 +25,8 @@ import (
 // those of the daemonset module, ephemeralJobPaths those of the ephemeraljob module, cronJobPaths those of the
 // advancedcronjob module, broadcastJobPaths those of the broadcastjob module, nodeAgentPaths those of the nodeagent
 // module (nodeagent.SetupWithManager), distributionPaths those of the resourcedistribution module, protectionPaths
-// those of the deletionprotection module,
+// those of the deletionprotection module, podStatePaths those of the persistentpodstate module (which also
+// serves the pod chain's path),
 // sidecarSetPaths those of the sidecarset module, which also serves the pod
 // chain's path through sidecarSetPodWebhook; the rollout module serves every other path of the webhook file.
 var (
@@ -37,6 +39,7 @@ var (
 	nodeAgentPaths    = []string{nodeagent.MutateContainerRecreateRequestPath}
 	sidecarSetPaths   = []string{sidecarset.MutateSidecarSetPath, sidecarset.ValidateSidecarSetPath}
 	distributionPaths = []string{resourcedistribution.ValidateResourceDistributionPath}
+	podStatePaths     = []string{persistentpodstate.ValidatePersistentPodStatePath}
 	protectionPaths   = append(slices.Clone(deletionprotection.DeletionPaths), deletionprotection.ValidateLabelPath)
 )
 
@@ -48,7 +51,7 @@ func engineOnlyPaths(name, p string) bool {
 	return !slices.Contains(cloneSetPaths, p) && !slices.Contains(statefulSetPaths, p) && !slices.Contains(daemonSetPaths, p) &&
 		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(ephemeralJobPaths, p) && !slices.Contains(cronJobPaths, p) &&
 		!slices.Contains(broadcastJobPaths, p) && !slices.Contains(sidecarSetPaths, p) && !slices.Contains(distributionPaths, p) &&
-		!slices.Contains(protectionPaths, p) && name != sidecarSetPodWebhook
+		!slices.Contains(protectionPaths, p) && !slices.Contains(podStatePaths, p) && name != sidecarSetPodWebhook
 }
 func cloneSetOnlyPaths(name, p string) bool {
 	return slices.Contains(cloneSetPaths, p) && name != sidecarSetPodWebhook
@@ -97,8 +100,13 @@ var cases = []chartCase{
 		check:    wantArgs("--enable-modules=rollout,advancedcronjob")},
 	{name: "sidecarsetModule", rel: defaultRelease("--set", "modules={sidecarset}"), webhooks: sidecarSetOnlyPaths, noAgent: true,
 		check: wantArgs("--enable-modules=sidecarset")},
-	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,deletionprotection}"),
-		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,deletionprotection")},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,persistentpodstate,deletionprotection}"),
+		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,persistentpodstate,deletionprotection")},
+	{name: "persistentpodstateModule", rel: defaultRelease("--set", "modules={persistentpodstate}"), noAgent: true,
+		webhooks: func(n, p string) bool {
+			return slices.Contains(podStatePaths, p) || (p == webhooks.MutatePodPath && n != sidecarSetPodWebhook)
+		},
+		check: wantArgs("--enable-modules=persistentpodstate")},
 	{name: "deletionprotectionModule", rel: defaultRelease("--set", "modules={rollout,deletionprotection}"), noAgent: true,
 		webhooks: func(n, p string) bool { return engineOnlyPaths(n, p) || slices.Contains(protectionPaths, p) },
 		check:    wantArgs("--enable-modules=rollout,deletionprotection")},

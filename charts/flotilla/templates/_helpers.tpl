@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "advancedcronjob" "broadcastjob" "cloneset" "daemonset" "deletionprotection" "ephemeraljob" "nodeagent" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
+{{- list "advancedcronjob" "broadcastjob" "cloneset" "daemonset" "deletionprotection" "ephemeraljob" "nodeagent" "persistentpodstate" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -45,7 +45,7 @@ vcloneset.kb.io: cloneset
 ddaemonset.kb.io: daemonset
 vdaemonset.kb.io: daemonset
 vephemeraljob.kb.io: ephemeraljob
-mpod.kb.io: cloneset sidecarset
+mpod.kb.io: cloneset sidecarset persistentpodstate
 msidecarset-pod.kb.io: sidecarset
 msidecarset.kb.io: sidecarset
 vsidecarset.kb.io: sidecarset
@@ -57,6 +57,7 @@ vadvancedcronjob.kb.io: advancedcronjob
 mbroadcastjob.kb.io: broadcastjob
 vbroadcastjob.kb.io: broadcastjob
 vresourcedistribution.kb.io: resourcedistribution
+vpersistentpodstate.kb.io: persistentpodstate
 vnamespace.kb.io: deletionprotection
 vservice.kb.io: deletionprotection
 vingress.kb.io: deletionprotection

@@ -48,6 +48,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/deletionprotection"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
+	"github.com/flotilla-dev/flotilla/workloads/persistentpodstate"
 	"github.com/flotilla-dev/flotilla/workloads/podcache"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
@@ -71,6 +72,9 @@ var modules = []module.Module{
 	{Name: "deletionprotection", Setup: deletionprotection.SetupWithManager},
 	// After cloneset: the pod chain adds the readiness gate before the sidecars, as upstream's pod webhook does.
 	{Name: "sidecarset", Kinds: sidecarset.Kinds, Reconciles: sidecarset.Reconciles, Setup: sidecarset.SetupWithManager},
+	// After sidecarset: the pod chain adds a recorded pod's node affinity last, as upstream's pod webhook does.
+	{Name: "persistentpodstate", Kinds: persistentpodstate.Kinds, Reconciles: persistentpodstate.Reconciles,
+		Setup: persistentpodstate.SetupWithManager},
 }
 
 func newScheme() *runtime.Scheme {

@@ -24,6 +24,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/deletionprotection"
 	dpadmission "github.com/flotilla-dev/flotilla/workloads/deletionprotection/admission"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
+	"github.com/flotilla-dev/flotilla/workloads/persistentpodstate"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	statefulsetadmission "github.com/flotilla-dev/flotilla/workloads/statefulset/admission"
@@ -48,6 +49,7 @@ func servedPaths(t *testing.T) []string {
 		advancedcronjob.RegisterWebhooks(srv, scheme),
 		sidecarset.RegisterWebhooks(srv, reader, scheme, sidecarset.WebhookOptions{}),
 		resourcedistribution.RegisterWebhooks(srv, scheme, nil),
+		persistentpodstate.RegisterWebhooks(srv, reader, scheme, pods),
 		deletionprotection.RegisterWebhooks(srv, &deletionprotection.APICounter{Reader: reader}, dpadmission.Options{}),
 		webhooks.RegisterPodChain(srv, scheme, pods),
 	)
@@ -106,7 +108,7 @@ func TestWebhookConfigurations(t *testing.T) {
 	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "ddaemonset.kb.io", "mdaemonset.kb.io",
 		"mdaemonset-native.kb.io", "mstatefulset.kb.io", "munifiedworload.kb.io", "mpod.kb.io", "msidecarset-pod.kb.io",
 		"mcontainerrecreaterequest.kb.io", "madvancedcronjob.kb.io", "mbroadcastjob.kb.io", "msidecarset.kb.io", "vrollout.kb.io", "vcloneset.kb.io",
-		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io",
+		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io", "vpersistentpodstate.kb.io",
 		"vnamespace.kb.io", "vservice.kb.io", "vingress.kb.io", "vcustomresourcedefinition.kb.io", "vbuiltindeployment.kb.io",
 		"vbuiltinreplicaset.kb.io", "vbuiltinstatefulset.kb.io", "vworkloaddeletion.kb.io", "vdeleteprotectionlabel.kb.io"}
 	if diff := cmp.Diff(want, names); diff != "" {
