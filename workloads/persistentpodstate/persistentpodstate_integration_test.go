@@ -26,7 +26,8 @@ const (
 // The seed's story of a StatefulSet whose pods keep their zone: the annotations generate the
 // PersistentPodState, Ready pods are recorded, a pod created again gets its zone back through the pod
 // webhook, a pod scaled away loses its record, a second PersistentPodState of the set is refused, and the
-// generated one goes with the annotation.
+// generated one goes with the annotation. StatefulSet pods reach the pod webhook only while a
+// PersistentPodState exists.
 func TestPersistentPodStateThroughTheAPIServer(t *testing.T) {
 	e := start(t)
 	ns := managertest.NamespaceWithServiceAccount(t, e.c, "pps")
@@ -43,6 +44,7 @@ func TestPersistentPodStateThroughTheAPIServer(t *testing.T) {
 		t.Fatalf("generated spec %+v", pps.Spec)
 	}
 
+	e.waitRouting(t, true)
 	e.markReady(t, e.pod(t, set, "web-0", nodeA))
 	e.markReady(t, e.pod(t, set, "web-1", nodeB))
 	e.waitRecords(t, ns, map[string]string{"web-0": nodeA + "/z1", "web-1": nodeB + "/z2"})
@@ -91,6 +93,7 @@ func TestPersistentPodStateThroughTheAPIServer(t *testing.T) {
 			err := e.c.Get(ctx, client.ObjectKeyFromObject(pps), &kruiseappsv1alpha1.PersistentPodState{})
 			return apierrors.IsNotFound(err), err
 		})
+		e.waitRouting(t, false)
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/persistentpodstate/internal/controller"
+	"github.com/flotilla-dev/flotilla/workloads/persistentpodstate/internal/podrouting"
 )
 
 // Kinds are the kinds the module needs served before it runs: its own, and the Advanced StatefulSet it
@@ -27,7 +28,8 @@ var Kinds = []schema.GroupVersionKind{kruiseappsv1alpha1.GroupVersion.WithKind("
 var Reconciles = []schema.GroupKind{{Group: kruiseappsv1alpha1.GroupVersion.Group, Kind: "PersistentPodState"}}
 
 // SetupWithManager registers the recording controller, the generating controllers of both StatefulSet kinds,
-// the validating webhook and the module's part of the pod webhook.
+// the controller that sends StatefulSet pods to the pod webhook while PersistentPodStates exist, the
+// validating webhook and the module's part of the pod webhook.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
 	if err := controller.IndexTargets(mgr); err != nil {
 		return err
@@ -40,6 +42,9 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 		if err := (&controller.Generator{Advanced: advanced}).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the PersistentPodState generator: %w", err)
 		}
+	}
+	if err := (&podrouting.Reconciler{Configuration: opts.MutatingWebhookConfiguration}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the pod webhook routing of StatefulSet pods: %w", err)
 	}
 	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), opts.PodMutations)
 }

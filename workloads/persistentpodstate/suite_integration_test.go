@@ -27,6 +27,7 @@ import (
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
+	"github.com/flotilla-dev/flotilla/workloads/persistentpodstate/internal/podrouting"
 )
 
 // clusterConfig is nil when the tests run with -short: no control plane.
@@ -45,8 +46,9 @@ const itTimeout = 60 * time.Second
 var runs atomic.Int32
 
 type env struct {
-	c   client.Client
-	run string
+	c        client.Client
+	run      string
+	mutating string // the mutating webhook configuration's name
 }
 
 // start runs a manager with the module and its webhooks, which the API server calls through the chart's
@@ -56,6 +58,7 @@ func start(t *testing.T) *env {
 	managertest.RequireCluster(t, clusterConfig)
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme, kruiseappsv1beta1.AddToScheme)
 	e := &env{c: managertest.DirectClient(t, clusterConfig, scheme), run: fmt.Sprintf("r%d-%d", runs.Add(1), time.Now().UnixNano()%100000)}
+	e.mutating = "flotilla-it-pps-" + e.run
 	certs := managertest.Namespace(t, e.c, "pps-certs")
 	mutating, validating := e.installConfigurations(t)
 	ports, err := cluster.FreePorts(1)
@@ -68,7 +71,8 @@ func start(t *testing.T) *env {
 	}
 	managertest.Start(t, clusterConfig, scheme, func(mgr ctrl.Manager) error {
 		pods := &webhooks.PodChain{}
-		if err := SetupWithManager(t.Context(), mgr, module.Options{Features: feature.Resolve(gate), PodMutations: pods}); err != nil {
+		if err := SetupWithManager(t.Context(), mgr, module.Options{Features: feature.Resolve(gate), PodMutations: pods,
+			MutatingWebhookConfiguration: mutating}); err != nil {
 			return err
 		}
 		if err := webhooks.RegisterPodChain(mgr.GetWebhookServer(), mgr.GetScheme(), pods); err != nil {
@@ -83,17 +87,18 @@ func start(t *testing.T) *env {
 	return e
 }
 
-// installConfigurations creates the chart's mpod.kb.io and vpersistentpodstate.kb.io under names of the run's.
+// installConfigurations creates the chart's pod webhooks (mpod.kb.io, msidecarset-pod.kb.io) and
+// vpersistentpodstate.kb.io under names of the run's.
 func (e *env) installConfigurations(t *testing.T) (string, string) {
 	t.Helper()
 	mutating, validating := webhooktest.Configurations(t)
 	mutating.Webhooks = slices.DeleteFunc(mutating.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool {
-		return w.Name != "mpod.kb.io"
+		return w.Name != podrouting.PodWebhook && w.Name != podrouting.SidecarWebhook
 	})
 	validating.Webhooks = slices.DeleteFunc(validating.Webhooks, func(w admissionregistrationv1.ValidatingWebhook) bool {
 		return w.Name != "vpersistentpodstate.kb.io"
 	})
-	mutating.Name, validating.Name = "flotilla-it-pps-"+e.run, "flotilla-it-pps-"+e.run
+	mutating.Name, validating.Name = e.mutating, "flotilla-it-pps-"+e.run
 	for _, obj := range []client.Object{mutating, validating} {
 		managertest.Create(t, e.c, obj)
 		t.Cleanup(func() { _ = e.c.Delete(context.Background(), obj) })
@@ -123,4 +128,22 @@ func (e *env) markReady(t *testing.T, pod *corev1.Pod) {
 	if err := e.c.Status().Update(t.Context(), pod); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// waitRouting waits until the pod webhooks' conditions take StatefulSet pods (on) or leave them (off).
+func (e *env) waitRouting(t *testing.T, on bool) {
+	t.Helper()
+	pod, sidecar := podrouting.Expressions(on)
+	e.eventually(t, fmt.Sprintf("StatefulSet pods routed to the pod webhook: %v", on), func(ctx context.Context) (bool, error) {
+		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		if err := e.c.Get(ctx, client.ObjectKey{Name: e.mutating}, cfg); err != nil {
+			return false, err
+		}
+		got := map[string]string{}
+		for _, w := range cfg.Webhooks {
+			got[w.Name] = w.MatchConditions[0].Expression
+		}
+		return podrouting.Same(got[podrouting.PodWebhook], pod) && podrouting.Same(got[podrouting.SidecarWebhook], sidecar),
+			fmt.Errorf("conditions %v", got)
+	})
 }
