@@ -57,6 +57,14 @@ const (
 	// PreDownloadImageForInPlaceUpdate turns it on, as upstream's dependencies do: the CloneSet's pre-download
 	// creates ImagePullJobs.
 	ImagePullJobGate featuregate.Feature = "ImagePullJobGate"
+	// ResourcesDeletionProtection refuses deleting objects labelled policy.kruise.io/delete-protection while
+	// their label's rule forbids it; while it is off the deletion protection webhooks allow everything
+	// (upstream's gate, off by default as upstream since v1.8).
+	ResourcesDeletionProtection featuregate.Feature = "ResourcesDeletionProtection"
+	// DeletionProtectionForCRDCascadingGate lets a CustomResourceDefinition labelled Cascading be deleted once
+	// none of its custom resources is left; without it such a CRD cannot be deleted at all. It needs
+	// ResourcesDeletionProtection (upstream's gate, off by default as upstream).
+	DeletionProtectionForCRDCascadingGate featuregate.Feature = "DeletionProtectionForCRDCascadingGate"
 )
 
 // Defaults are the manager's gates with their defaults, upstream's names and maturity.
@@ -75,6 +83,8 @@ var Defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	SidecarTerminator:                         {Default: false, PreRelease: featuregate.Alpha},
 	ResourceDistributionGate:                  {Default: false, PreRelease: featuregate.Alpha},
 	ImagePullJobGate:                          {Default: false, PreRelease: featuregate.Alpha},
+	ResourcesDeletionProtection:               {Default: false, PreRelease: featuregate.Beta},
+	DeletionProtectionForCRDCascadingGate:     {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a mutable gate set holding Defaults.

@@ -14,7 +14,9 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/broadcastjob"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
+	"github.com/flotilla-dev/flotilla/workloads/deletionprotection"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
+	"github.com/flotilla-dev/flotilla/workloads/persistentpodstate"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 )
@@ -23,7 +25,9 @@ import (
 // statefulSetPaths those of the statefulset module (workloads/statefulset.SetupWithManager), daemonSetPaths
 // those of the daemonset module, ephemeralJobPaths those of the ephemeraljob module, cronJobPaths those of the
 // advancedcronjob module, broadcastJobPaths those of the broadcastjob module, nodeAgentPaths those of the nodeagent
-// module (nodeagent.SetupWithManager), distributionPaths those of the resourcedistribution module,
+// module (nodeagent.SetupWithManager), distributionPaths those of the resourcedistribution module, protectionPaths
+// those of the deletionprotection module, podStatePaths those of the persistentpodstate module (which also
+// serves the pod chain's path),
 // sidecarSetPaths those of the sidecarset module, which also serves the pod
 // chain's path through sidecarSetPodWebhook, analysisPaths those of the analysis module; the rollout module
 // serves every other path of the webhook file.
@@ -39,6 +43,8 @@ var (
 	sidecarSetPaths   = []string{sidecarset.MutateSidecarSetPath, sidecarset.ValidateSidecarSetPath}
 	distributionPaths = []string{resourcedistribution.ValidateResourceDistributionPath}
 	analysisPaths     = []string{analysis.ValidateAnalysisTemplatePath, analysis.ValidateClusterAnalysisTemplatePath, analysis.ValidateAnalysisRunPath}
+	podStatePaths     = []string{persistentpodstate.ValidatePersistentPodStatePath}
+	protectionPaths   = append(slices.Clone(deletionprotection.DeletionPaths), deletionprotection.ValidateLabelPath)
 )
 
 // sidecarSetPodWebhook is the sidecarset module's pod webhook; it shares its path with the cloneset module's.
@@ -49,7 +55,7 @@ func engineOnlyPaths(name, p string) bool {
 	return !slices.Contains(cloneSetPaths, p) && !slices.Contains(statefulSetPaths, p) && !slices.Contains(daemonSetPaths, p) &&
 		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(ephemeralJobPaths, p) && !slices.Contains(cronJobPaths, p) &&
 		!slices.Contains(broadcastJobPaths, p) && !slices.Contains(sidecarSetPaths, p) && !slices.Contains(distributionPaths, p) &&
-		name != sidecarSetPodWebhook
+		!slices.Contains(protectionPaths, p) && !slices.Contains(podStatePaths, p) && name != sidecarSetPodWebhook
 }
 
 // rolloutPaths are the rollout module's alone: engineOnly's without the analysis module's.
@@ -79,6 +85,11 @@ type chartCase struct {
 
 var extraRule = rbacv1.PolicyRule{APIGroups: []string{"example.com"}, Resources: []string{"widgets"}, Verbs: []string{"get", "patch"}}
 
+// listEverything is the rule the chart adds for the custom resources of Cascading CustomResourceDefinitions.
+var listEverything = rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"list"}}
+
+const crdCascadingGates = "featureGates.ResourcesDeletionProtection=true,featureGates.DeletionProtectionForCRDCascadingGate=true"
+
 var cases = []chartCase{
 	{name: "default", rel: defaultRelease(), webhooks: allPaths, check: checkDefaults},
 	{name: "engineOnly", rel: defaultRelease("--set", "engineOnly=true"), webhooks: engineOnlyPaths, noAgent: true,
@@ -98,8 +109,21 @@ var cases = []chartCase{
 		check:    wantArgs("--enable-modules=rollout,advancedcronjob")},
 	{name: "sidecarsetModule", rel: defaultRelease("--set", "modules={sidecarset}"), webhooks: sidecarSetOnlyPaths, noAgent: true,
 		check: wantArgs("--enable-modules=sidecarset")},
-	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution}"),
-		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution")},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,persistentpodstate,deletionprotection}"),
+		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,persistentpodstate,deletionprotection")},
+	{name: "persistentpodstateModule", rel: defaultRelease("--set", "modules={persistentpodstate}"), noAgent: true,
+		webhooks: func(n, p string) bool {
+			return slices.Contains(podStatePaths, p) || (p == webhooks.MutatePodPath && n != sidecarSetPodWebhook)
+		},
+		check: wantArgs("--enable-modules=persistentpodstate")},
+	{name: "deletionprotectionModule", rel: defaultRelease("--set", "modules={rollout,deletionprotection}"), noAgent: true,
+		webhooks: func(n, p string) bool { return rolloutPaths(n, p) || slices.Contains(protectionPaths, p) },
+		check:    wantArgs("--enable-modules=rollout,deletionprotection")},
+	{name: "crdCascadingDeletionProtection", rel: defaultRelease("--set", crdCascadingGates), webhooks: allPaths,
+		extraRules: []rbacv1.PolicyRule{listEverything},
+		check:      wantArgs("--feature-gates=DeletionProtectionForCRDCascadingGate=true,ResourcesDeletionProtection=true")},
+	{name: "crdCascadingGatesWithoutTheModule", rel: defaultRelease("--set", crdCascadingGates, "--set", "modules={rollout}"),
+		webhooks: rolloutPaths, noAgent: true, check: wantArgs("--enable-modules=rollout")},
 	{name: "featureGates", webhooks: allPaths, check: checkFeatureGates,
 		rel: defaultRelease("--set", "featureGates.RolloutHistory=true,featureGates.AdvancedDeployment=false")},
 	{name: "extraArgs", webhooks: allPaths, check: wantArgs("--webhook-cert-renew-before=720h", "--zap-devel=false"),

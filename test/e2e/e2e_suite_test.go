@@ -93,9 +93,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		}
 	})
 	// FLOTILLA_E2E_MANAGER_ARGS adds flags to the suite's manager, e.g. --zap-log-level=debug to log every
-	// reconcile's decision when a story needs explaining. The ResourceDistribution stories and the ImagePullJob
-	// seed examples (refused for what they hold, not for the gate) need their gates, off by default as upstream's.
-	args := append([]string{"--feature-gates=ResourceDistributionGate=true,ImagePullJobGate=true"},
+	// reconcile's decision when a story needs explaining. The ResourceDistribution and deletion protection
+	// stories and the ImagePullJob seed examples (refused for what they hold, not for the gate) need their gates,
+	// off by default as upstream's.
+	args := append([]string{"--feature-gates=ResourceDistributionGate=true,ImagePullJobGate=true,ResourcesDeletionProtection=true"},
 		strings.Fields(os.Getenv("FLOTILLA_E2E_MANAGER_ARGS"))...)
 	m, err := startManager(ctx, workDir, "", args...)
 	failOnError(err, "starting flotilla-manager")

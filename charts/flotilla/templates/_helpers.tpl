@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "advancedcronjob" "analysis" "broadcastjob" "cloneset" "daemonset" "ephemeraljob" "nodeagent" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
+{{- list "advancedcronjob" "analysis" "broadcastjob" "cloneset" "daemonset" "deletionprotection" "ephemeraljob" "nodeagent" "persistentpodstate" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -45,7 +45,7 @@ vcloneset.kb.io: cloneset
 ddaemonset.kb.io: daemonset
 vdaemonset.kb.io: daemonset
 vephemeraljob.kb.io: ephemeraljob
-mpod.kb.io: cloneset sidecarset
+mpod.kb.io: cloneset sidecarset persistentpodstate
 msidecarset-pod.kb.io: sidecarset
 msidecarset.kb.io: sidecarset
 vsidecarset.kb.io: sidecarset
@@ -64,6 +64,16 @@ vresourcedistribution.kb.io: resourcedistribution
 vanalysistemplate.analysis.flotilla.dev: analysis
 vclusteranalysistemplate.analysis.flotilla.dev: analysis
 vanalysisrun.analysis.flotilla.dev: analysis
+vpersistentpodstate.kb.io: persistentpodstate
+vnamespace.kb.io: deletionprotection
+vservice.kb.io: deletionprotection
+vingress.kb.io: deletionprotection
+vcustomresourcedefinition.kb.io: deletionprotection
+vbuiltindeployment.kb.io: deletionprotection
+vbuiltinreplicaset.kb.io: deletionprotection
+vbuiltinstatefulset.kb.io: deletionprotection
+vworkloaddeletion.kb.io: deletionprotection
+vdeleteprotectionlabel.kb.io: deletionprotection
 {{- end -}}
 
 {{/* The --enable-modules value as a JSON list; empty means all modules. Fails on a bad combination. */}}
@@ -92,7 +102,14 @@ vanalysisrun.analysis.flotilla.dev: analysis
 
 {{/* Feature gates of the manager (rollout/feature). */}}
 {{- define "flotilla.knownFeatureGates" -}}
-{{- list "AdvancedDeployment" "AppendPodSelector" "ImagePullJobGate" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
+{{- list "AdvancedDeployment" "AppendPodSelector" "DeletionProtectionForCRDCascadingGate" "ImagePullJobGate" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "ResourcesDeletionProtection" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
+{{- end -}}
+
+{{/* "true" when deletion protection checks the custom resources of Cascading CustomResourceDefinitions: the
+deletionprotection module runs with ResourcesDeletionProtection and DeletionProtectionForCRDCascadingGate on. */}}
+{{- define "flotilla.crdCascadingDeletionProtection" -}}
+{{- $gates := .Values.featureGates -}}
+{{- if and (include "flotilla.moduleEnabled" (dict "root" . "name" "deletionprotection")) (eq (get $gates "ResourcesDeletionProtection" | toString) "true") (eq (get $gates "DeletionProtectionForCRDCascadingGate" | toString) "true") -}}true{{- end -}}
 {{- end -}}
 
 {{/* --feature-gates value: Name=bool pairs sorted by name. */}}

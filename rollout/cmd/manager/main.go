@@ -48,7 +48,9 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/broadcastjob"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
+	"github.com/flotilla-dev/flotilla/workloads/deletionprotection"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
+	"github.com/flotilla-dev/flotilla/workloads/persistentpodstate"
 	"github.com/flotilla-dev/flotilla/workloads/podcache"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
@@ -70,8 +72,12 @@ var modules = []module.Module{
 	{Name: "advancedcronjob", Kinds: advancedcronjob.Kinds, Reconciles: advancedcronjob.Reconciles, Setup: advancedcronjob.SetupWithManager},
 	{Name: "resourcedistribution", Kinds: resourcedistribution.Kinds, Reconciles: resourcedistribution.Reconciles,
 		Setup: resourcedistribution.SetupWithManager},
+	{Name: "deletionprotection", Setup: deletionprotection.SetupWithManager},
 	// After cloneset: the pod chain adds the readiness gate before the sidecars, as upstream's pod webhook does.
 	{Name: "sidecarset", Kinds: sidecarset.Kinds, Reconciles: sidecarset.Reconciles, Setup: sidecarset.SetupWithManager},
+	// After sidecarset: the pod chain adds a recorded pod's node affinity last, as upstream's pod webhook does.
+	{Name: "persistentpodstate", Kinds: persistentpodstate.Kinds, Reconciles: persistentpodstate.Reconciles,
+		Setup: persistentpodstate.SetupWithManager},
 }
 
 func newScheme() *runtime.Scheme {

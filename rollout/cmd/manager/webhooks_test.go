@@ -22,7 +22,10 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/broadcastjob"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
+	"github.com/flotilla-dev/flotilla/workloads/deletionprotection"
+	dpadmission "github.com/flotilla-dev/flotilla/workloads/deletionprotection/admission"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
+	"github.com/flotilla-dev/flotilla/workloads/persistentpodstate"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	statefulsetadmission "github.com/flotilla-dev/flotilla/workloads/statefulset/admission"
@@ -49,6 +52,8 @@ func servedPaths(t *testing.T) []string {
 		sidecarset.RegisterWebhooks(srv, reader, scheme, sidecarset.WebhookOptions{}),
 		resourcedistribution.RegisterWebhooks(srv, scheme, nil),
 		analysis.RegisterWebhooks(srv, scheme),
+		persistentpodstate.RegisterWebhooks(srv, reader, scheme, pods),
+		deletionprotection.RegisterWebhooks(srv, &deletionprotection.APICounter{Reader: reader}, dpadmission.Options{}),
 		webhooks.RegisterPodChain(srv, scheme, pods),
 	)
 	if err != nil {
@@ -107,7 +112,9 @@ func TestWebhookConfigurations(t *testing.T) {
 		"mdaemonset-native.kb.io", "mstatefulset.kb.io", "munifiedworload.kb.io", "mpod.kb.io", "msidecarset-pod.kb.io",
 		"mcontainerrecreaterequest.kb.io", "mimagepulljob.kb.io", "mimagelistpulljob.kb.io", "madvancedcronjob.kb.io", "mbroadcastjob.kb.io", "msidecarset.kb.io", "vrollout.kb.io", "vcloneset.kb.io",
 		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vimagepulljob.kb.io", "vimagelistpulljob.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io",
-		"vanalysistemplate.analysis.flotilla.dev", "vclusteranalysistemplate.analysis.flotilla.dev", "vanalysisrun.analysis.flotilla.dev"}
+		"vanalysistemplate.analysis.flotilla.dev", "vclusteranalysistemplate.analysis.flotilla.dev", "vanalysisrun.analysis.flotilla.dev",
+		"vpersistentpodstate.kb.io", "vnamespace.kb.io", "vservice.kb.io", "vingress.kb.io", "vcustomresourcedefinition.kb.io",
+		"vbuiltindeployment.kb.io", "vbuiltinreplicaset.kb.io", "vbuiltinstatefulset.kb.io", "vworkloaddeletion.kb.io", "vdeleteprotectionlabel.kb.io"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("webhook names (-want +got):\n%s", diff)
 	}
