@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-var persistentPodStates = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "persistentpodstates"}
+var workloadSpreads = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "workloadspreads"}
 
 // warningsAbout are the notes of the Warning events of a reason about one object.
 func warningsAbout(ctx context.Context, ns string, uid types.UID, reason string) []string {
@@ -31,16 +31,19 @@ func warningsAbout(ctx context.Context, ns string, uid types.UID, reason string)
 var _ = Describe("Kinds nothing reconciles", func() {
 	It("gives each object of such a kind a Warning event, and none to the kinds a module reconciles", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "unreconciled-")
-		state := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "apps.kruise.io/v1alpha1", "kind": "PersistentPodState",
-			"metadata": map[string]any{"name": "state", "namespace": ns},
-			"spec":     map[string]any{"targetRef": map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web"}},
+		spread := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps.kruise.io/v1alpha1", "kind": "WorkloadSpread",
+			"metadata": map[string]any{"name": "spread", "namespace": ns},
+			"spec": map[string]any{
+				"targetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+				"subsets":   []any{map[string]any{"name": "a", "maxReplicas": int64(1)}},
+			},
 		}}
-		created, err := dyn.Resource(persistentPodStates).Namespace(ns).Create(ctx, state, metav1.CreateOptions{})
+		created, err := dyn.Resource(workloadSpreads).Namespace(ns).Create(ctx, spread, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() []string { return warningsAbout(ctx, ns, created.GetUID(), "NoController") }).WithContext(ctx).
 			WithTimeout(30 * time.Second).WithPolling(poll).Should(ConsistOf(
-			"no controller for apps.kruise.io/PersistentPodState in this installation: the object is accepted and nothing acts on it"))
+			"no controller for apps.kruise.io/WorkloadSpread in this installation: the object is accepted and nothing acts on it"))
 
 		Expect(createCloneSet(ctx, ns, 1)).To(Succeed())
 		cs, err := dyn.Resource(cloneSets).Namespace(ns).Get(ctx, appName, metav1.GetOptions{})
