@@ -92,13 +92,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 			removeUnlessFailed(dir)
 		}
 	})
-	// FLOTILLA_E2E_MANAGER_ARGS adds flags to the suite's manager, e.g. --zap-log-level=debug to log every
-	// reconcile's decision when a story needs explaining. The ResourceDistribution and deletion protection
-	// stories and the ImagePullJob seed examples (refused for what they hold, not for the gate) need their gates,
-	// off by default as upstream's.
-	args := append([]string{"--feature-gates=ResourceDistributionGate=true,ImagePullJobGate=true,ResourcesDeletionProtection=true"},
-		strings.Fields(os.Getenv("FLOTILLA_E2E_MANAGER_ARGS"))...)
-	m, err := startManager(ctx, workDir, "", args...)
+	m, err := startManager(ctx, workDir, "")
 	failOnError(err, "starting flotilla-manager")
 	manager = m
 	GinkgoWriter.Printf("flotilla-manager log: %s\n", m.LogPath)
@@ -108,7 +102,18 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 // startManager starts flotilla-manager against the suite's cluster; binary "" builds it into workDir. It runs
 // as the chart installs it, as the service account flotilla-manager of flotilla-system: API Priority and
 // Fairness files its requests as an installed controller's, and the workload webhooks spare its own writes.
+// suiteManagerArgs are the flags of every manager the suite starts, restarts included. The ResourceDistribution
+// and deletion protection stories and the ImagePullJob seed examples (refused for what they hold, not for the
+// gate) need their gates, off by default as upstream's. FLOTILLA_E2E_MANAGER_ARGS adds flags, e.g.
+// --zap-log-level=debug to log every reconcile's decision when a story needs explaining.
+func suiteManagerArgs() []string {
+	return append([]string{"--feature-gates=ResourceDistributionGate=true,ImagePullJobGate=true,ResourcesDeletionProtection=true"},
+		strings.Fields(os.Getenv("FLOTILLA_E2E_MANAGER_ARGS"))...)
+}
+
+// startManager starts a manager with the suite's flags and extraArgs after them.
 func startManager(ctx context.Context, workDir, binary string, extraArgs ...string) (*framework.Manager, error) {
+	extraArgs = append(suiteManagerArgs(), extraArgs...)
 	kubeconfig, err := testCluster.ControllerKubeconfig(ctx)
 	if err != nil {
 		return nil, err
