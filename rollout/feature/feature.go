@@ -51,6 +51,13 @@ const (
 	// as upstream's does (upstream's gate, off by default as upstream: the controller reads and writes every
 	// namespace's Secrets).
 	ResourceDistributionGate featuregate.Feature = "ResourceDistributionGate"
+	// PodUnavailableBudgetDeleteGate makes PodUnavailableBudgets hold pod deletions and evictions beyond their
+	// budget (upstream's gate, on by default as upstream).
+	PodUnavailableBudgetDeleteGate featuregate.Feature = "PodUnavailableBudgetDeleteGate"
+	// PodUnavailableBudgetUpdateGate makes PodUnavailableBudgets hold pod updates that take a pod out of
+	// service, in-place updates of the workload controllers included (upstream's gate, off by default as
+	// upstream). With both PodUnavailableBudget gates off no PodUnavailableBudget controller runs.
+	PodUnavailableBudgetUpdateGate featuregate.Feature = "PodUnavailableBudgetUpdateGate"
 )
 
 // Defaults are the manager's gates with their defaults, upstream's names and maturity.
@@ -68,6 +75,8 @@ var Defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	PodIndexLabel:                             {Default: true, PreRelease: featuregate.Beta},
 	SidecarTerminator:                         {Default: false, PreRelease: featuregate.Alpha},
 	ResourceDistributionGate:                  {Default: false, PreRelease: featuregate.Alpha},
+	PodUnavailableBudgetDeleteGate:            {Default: true, PreRelease: featuregate.Beta},
+	PodUnavailableBudgetUpdateGate:            {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a mutable gate set holding Defaults.
