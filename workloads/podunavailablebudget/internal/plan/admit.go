@@ -27,6 +27,20 @@ const (
 	RefuseUnconfirmed
 )
 
+func (v Verdict) String() string {
+	switch v {
+	case Exempt:
+		return "exempt"
+	case Admit:
+		return "admit"
+	case Refuse:
+		return "refuse"
+	case RefuseUnconfirmed:
+		return "refuse-unconfirmed"
+	}
+	return "unknown"
+}
+
 // Decision is a budget's answer to one disruption.
 type Decision struct {
 	Verdict Verdict
@@ -51,7 +65,8 @@ func Decide(pub *kruisepolicyv1alpha1.PodUnavailableBudget, pod string, op kruis
 		return Decision{Verdict: Exempt, Reason: "the budget already counts the pod as disrupted"}
 	case st.UnavailableAllowed <= 0:
 		return Decision{Verdict: Refuse, Reason: fmt.Sprintf("the budget allows no more unavailable pods "+
-			"(desiredAvailable %d, currentAvailable %d, unavailableAllowed %d)", st.DesiredAvailable, st.CurrentAvailable, st.UnavailableAllowed)}
+			"(desiredAvailable %d, unavailableAllowed %d, disruptions recorded %d)", st.DesiredAvailable, st.UnavailableAllowed,
+			len(st.DisruptedPods)+len(st.UnavailablePods))}
 	case len(st.DisruptedPods)+len(st.UnavailablePods) > MaxRecordedPods:
 		return Decision{Verdict: RefuseUnconfirmed, Reason: fmt.Sprintf("the budget records more than %d disruptions "+
 			"its controller has not confirmed", MaxRecordedPods)}
