@@ -8,10 +8,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -205,6 +207,54 @@ func TestRegisterPodValidationChainNeedsItsInputs(t *testing.T) {
 	} {
 		if err == nil {
 			t.Errorf("no error without a %s", name)
+		}
+	}
+}
+
+// TestPodValidatingWebhookConfiguration checks the chart's two entries of the pod validating webhook: the
+// served path, the operations upstream's have, failing closed, side effects only outside dry runs, and
+// upstream's namespace exclusions; the pod entry only for pods a budget protects.
+func TestPodValidatingWebhookConfiguration(t *testing.T) {
+	_, validating := webhooktest.Configurations(t)
+	pods := admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}
+	evictions := admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods/eviction"}}
+	want := map[string][]admissionregistrationv1.RuleWithOperations{
+		"vpod.kb.io":         {{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update, admissionregistrationv1.Delete}, Rule: pods}},
+		"vpodeviction.kb.io": {{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: evictions}},
+	}
+	for _, w := range validating.Webhooks {
+		rules, ok := want[w.Name]
+		if !ok {
+			continue
+		}
+		delete(want, w.Name)
+		webhooktest.CheckFailsClosed(t, w.Name, w.ClientConfig, ValidatePodPath, w.Rules, rules, w.FailurePolicy, w.ObjectSelector)
+		if w.SideEffects == nil || *w.SideEffects != admissionregistrationv1.SideEffectClassNoneOnDryRun {
+			t.Errorf("%s sideEffects %v: an admitted disruption is recorded, except in a dry run", w.Name, w.SideEffects)
+		}
+		checkPodNamespaces(t, w.Name, w.NamespaceSelector)
+		if conditions := len(w.MatchConditions); (w.Name == "vpod.kb.io") != (conditions > 0) {
+			t.Errorf("%s has %d matchConditions", w.Name, conditions)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("the chart lacks %v", want)
+	}
+}
+
+func checkPodNamespaces(t *testing.T, name string, namespaces *metav1.LabelSelector) {
+	t.Helper()
+	selector, err := metav1.LabelSelectorAsSelector(namespaces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ns, want := range map[string]bool{"apps": true, "kube-system": false, "control-plane": false} {
+		nsLabels := labels.Set{"kubernetes.io/metadata.name": ns}
+		if ns == "control-plane" {
+			nsLabels["control-plane"] = "flotilla-manager"
+		}
+		if got := selector.Matches(nsLabels); got != want {
+			t.Errorf("%s: namespace %s selected = %v, want %v", name, ns, got, want)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
+	"github.com/flotilla-dev/flotilla/workloads/podunavailablebudget"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 )
@@ -24,7 +25,8 @@ import (
 // advancedcronjob module, broadcastJobPaths those of the broadcastjob module, nodeAgentPaths those of the nodeagent
 // module (nodeagent.SetupWithManager), distributionPaths those of the resourcedistribution module,
 // sidecarSetPaths those of the sidecarset module, which also serves the pod
-// chain's path through sidecarSetPodWebhook; the rollout module serves every other path of the webhook file.
+// chain's path through sidecarSetPodWebhook, budgetPaths those of the podunavailablebudget module (the pod
+// validating chain's path among them); the rollout module serves every other path of the webhook file.
 var (
 	cloneSetPaths     = []string{cloneset.DefaultCloneSetPath, cloneset.ValidateCloneSetPath, webhooks.MutatePodPath}
 	statefulSetPaths  = []string{statefulset.MutateStatefulSetPath, statefulset.ValidateStatefulSetPath}
@@ -35,6 +37,7 @@ var (
 	nodeAgentPaths    = []string{nodeagent.MutateContainerRecreateRequestPath}
 	sidecarSetPaths   = []string{sidecarset.MutateSidecarSetPath, sidecarset.ValidateSidecarSetPath}
 	distributionPaths = []string{resourcedistribution.ValidateResourceDistributionPath}
+	budgetPaths       = []string{podunavailablebudget.ValidatePodUnavailableBudgetPath, webhooks.ValidatePodPath}
 )
 
 // sidecarSetPodWebhook is the sidecarset module's pod webhook; it shares its path with the cloneset module's.
@@ -45,7 +48,7 @@ func engineOnlyPaths(name, p string) bool {
 	return !slices.Contains(cloneSetPaths, p) && !slices.Contains(statefulSetPaths, p) && !slices.Contains(daemonSetPaths, p) &&
 		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(ephemeralJobPaths, p) && !slices.Contains(cronJobPaths, p) &&
 		!slices.Contains(broadcastJobPaths, p) && !slices.Contains(sidecarSetPaths, p) && !slices.Contains(distributionPaths, p) &&
-		name != sidecarSetPodWebhook
+		!slices.Contains(budgetPaths, p) && name != sidecarSetPodWebhook
 }
 func cloneSetOnlyPaths(name, p string) bool {
 	return slices.Contains(cloneSetPaths, p) && name != sidecarSetPodWebhook
@@ -89,8 +92,8 @@ var cases = []chartCase{
 		check:    wantArgs("--enable-modules=rollout,advancedcronjob")},
 	{name: "sidecarsetModule", rel: defaultRelease("--set", "modules={sidecarset}"), webhooks: sidecarSetOnlyPaths, noAgent: true,
 		check: wantArgs("--enable-modules=sidecarset")},
-	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution}"),
-		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution")},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,podunavailablebudget}"),
+		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,podunavailablebudget")},
 	{name: "featureGates", webhooks: allPaths, check: checkFeatureGates,
 		rel: defaultRelease("--set", "featureGates.RolloutHistory=true,featureGates.AdvancedDeployment=false")},
 	{name: "extraArgs", webhooks: allPaths, check: wantArgs("--webhook-cert-renew-before=720h", "--zap-devel=false"),

@@ -30,7 +30,8 @@ var (
 // workloadModuleWebhooks are the webhooks of the modules besides the engine, which the chart's engineOnly
 // leaves out.
 var workloadModuleWebhooks = []string{"dcloneset.kb.io", "vcloneset.kb.io", "mpod.kb.io", "ddaemonset.kb.io", "vdaemonset.kb.io",
-	"mcontainerrecreaterequest.kb.io", "msidecarset-pod.kb.io", "msidecarset.kb.io", "vsidecarset.kb.io"}
+	"mcontainerrecreaterequest.kb.io", "msidecarset-pod.kb.io", "msidecarset.kb.io", "vsidecarset.kb.io",
+	"vpod.kb.io", "vpodeviction.kb.io", "vpodunavailablebudget.kb.io"}
 
 // upstreamAgent plays upstream OpenKruise's DaemonSet controller for one Advanced DaemonSet beside an engine-only
 // manager, as far as the engine reads it: it reports the status of the DaemonSet's current generation over the

@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "advancedcronjob" "broadcastjob" "cloneset" "daemonset" "ephemeraljob" "nodeagent" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
+{{- list "advancedcronjob" "broadcastjob" "cloneset" "daemonset" "ephemeraljob" "nodeagent" "podunavailablebudget" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -57,6 +57,9 @@ vadvancedcronjob.kb.io: advancedcronjob
 mbroadcastjob.kb.io: broadcastjob
 vbroadcastjob.kb.io: broadcastjob
 vresourcedistribution.kb.io: resourcedistribution
+vpod.kb.io: podunavailablebudget
+vpodeviction.kb.io: podunavailablebudget
+vpodunavailablebudget.kb.io: podunavailablebudget
 {{- end -}}
 
 {{/* The --enable-modules value as a JSON list; empty means all modules. Fails on a bad combination. */}}

@@ -48,6 +48,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
 	"github.com/flotilla-dev/flotilla/workloads/podcache"
+	"github.com/flotilla-dev/flotilla/workloads/podunavailablebudget"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	"github.com/flotilla-dev/flotilla/workloads/unreconciled"
@@ -67,6 +68,8 @@ var modules = []module.Module{
 	{Name: "advancedcronjob", Kinds: advancedcronjob.Kinds, Reconciles: advancedcronjob.Reconciles, Setup: advancedcronjob.SetupWithManager},
 	{Name: "resourcedistribution", Kinds: resourcedistribution.Kinds, Reconciles: resourcedistribution.Reconciles,
 		Setup: resourcedistribution.SetupWithManager},
+	{Name: "podunavailablebudget", Kinds: podunavailablebudget.Kinds, Reconciles: podunavailablebudget.Reconciles,
+		Setup: podunavailablebudget.SetupWithManager},
 	// After cloneset: the pod chain adds the readiness gate before the sidecars, as upstream's pod webhook does.
 	{Name: "sidecarset", Kinds: sidecarset.Kinds, Reconciles: sidecarset.Reconciles, Setup: sidecarset.SetupWithManager},
 }

@@ -9,6 +9,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/flotilla-dev/flotilla/nodeagent"
@@ -22,6 +23,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
+	"github.com/flotilla-dev/flotilla/workloads/podunavailablebudget"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	statefulsetadmission "github.com/flotilla-dev/flotilla/workloads/statefulset/admission"
@@ -35,6 +37,8 @@ func servedPaths(t *testing.T) []string {
 	scheme := newScheme()
 	reader := fake.NewClientBuilder().WithScheme(scheme).Build()
 	pods := &webhooks.PodChain{}
+	validations := &webhooks.PodValidationChain{}
+	validations.Add(podunavailablebudget.PodValidation(reader, reader, events.NewFakeRecorder(1), true, false))
 	err := errors.Join(
 		rollout.RegisterWebhooks(srv, reader, scheme, rolloutadmission.DefaultOptions()),
 		cloneset.RegisterWebhooks(srv, reader, scheme, pods),
@@ -46,7 +50,9 @@ func servedPaths(t *testing.T) []string {
 		advancedcronjob.RegisterWebhooks(srv, scheme),
 		sidecarset.RegisterWebhooks(srv, reader, scheme, sidecarset.WebhookOptions{}),
 		resourcedistribution.RegisterWebhooks(srv, scheme, nil),
+		podunavailablebudget.RegisterWebhooks(srv, reader, scheme, nil),
 		webhooks.RegisterPodChain(srv, scheme, pods),
+		webhooks.RegisterPodValidationChain(srv, scheme, reader, validations),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +71,8 @@ func TestWebhookConfigurationPathsAreServed(t *testing.T) {
 		configured = append(configured, webhooktest.ServicePath(t, w.Name, w.ClientConfig))
 	}
 	slices.Sort(configured)
-	configured = slices.Compact(configured) // mpod.kb.io and msidecarset-pod.kb.io share the pod chain's path
+	configured = slices.Compact(configured) // mpod.kb.io and msidecarset-pod.kb.io share the pod chain's path, vpod.kb.io
+	// and vpodeviction.kb.io the pod validating chain's
 	if diff := cmp.Diff(servedPaths(t), configured); diff != "" {
 		t.Errorf("registered paths (-) and configured paths (+) differ:\n%s", diff)
 	}
@@ -98,12 +105,16 @@ func TestWebhookConfigurations(t *testing.T) {
 	}
 	for _, w := range validating.Webhooks {
 		names = append(names, w.Name)
+		if w.Name == "vpod.kb.io" || w.Name == "vpodeviction.kb.io" {
+			continue // sideEffects NoneOnDryRun and upstream's namespaces: the pod validating webhook tests of webhooks/
+		}
 		checkCommon(t, w.Name, w.FailurePolicy, w.SideEffects, w.AdmissionReviewVersions, w.NamespaceSelector)
 	}
 	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "ddaemonset.kb.io", "mdaemonset.kb.io",
 		"mdaemonset-native.kb.io", "mstatefulset.kb.io", "munifiedworload.kb.io", "mpod.kb.io", "msidecarset-pod.kb.io",
 		"mcontainerrecreaterequest.kb.io", "madvancedcronjob.kb.io", "mbroadcastjob.kb.io", "msidecarset.kb.io", "vrollout.kb.io", "vcloneset.kb.io",
-		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io"}
+		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io",
+		"vpod.kb.io", "vpodeviction.kb.io", "vpodunavailablebudget.kb.io"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("webhook names (-want +got):\n%s", diff)
 	}
