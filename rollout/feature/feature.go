@@ -65,6 +65,13 @@ const (
 	// none of its custom resources is left; without it such a CRD cannot be deleted at all. It needs
 	// ResourcesDeletionProtection (upstream's gate, off by default as upstream).
 	DeletionProtectionForCRDCascadingGate featuregate.Feature = "DeletionProtectionForCRDCascadingGate"
+	// PodUnavailableBudgetDeleteGate makes PodUnavailableBudgets hold pod deletions and evictions beyond their
+	// budget (upstream's gate, on by default as upstream).
+	PodUnavailableBudgetDeleteGate featuregate.Feature = "PodUnavailableBudgetDeleteGate"
+	// PodUnavailableBudgetUpdateGate makes PodUnavailableBudgets hold pod updates that take a pod out of
+	// service, in-place updates of the workload controllers included (upstream's gate, off by default as
+	// upstream). With both PodUnavailableBudget gates off no PodUnavailableBudget controller runs.
+	PodUnavailableBudgetUpdateGate featuregate.Feature = "PodUnavailableBudgetUpdateGate"
 )
 
 // Defaults are the manager's gates with their defaults, upstream's names and maturity.
@@ -85,6 +92,8 @@ var Defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	ImagePullJobGate:                          {Default: false, PreRelease: featuregate.Alpha},
 	ResourcesDeletionProtection:               {Default: false, PreRelease: featuregate.Beta},
 	DeletionProtectionForCRDCascadingGate:     {Default: false, PreRelease: featuregate.Alpha},
+	PodUnavailableBudgetDeleteGate:            {Default: true, PreRelease: featuregate.Beta},
+	PodUnavailableBudgetUpdateGate:            {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // NewGate returns a mutable gate set holding Defaults.

@@ -26,6 +26,11 @@ type Options struct {
 	// PodMutations collects what modules change in pods at creation; the manager serves the chain on the
 	// pod webhook once every module has added to it.
 	PodMutations *webhooks.PodChain
+	// PodValidations collects what modules check of pod updates, deletions and evictions; the manager serves
+	// the chain on the pod validating webhook once every module has added to it.
+	PodValidations *webhooks.PodValidationChain
+	// InPlaceUpdates collects what workload modules ask before they update a pod in place.
+	InPlaceUpdates *InPlaceUpdateChecks
 	// MutatingWebhookConfiguration names the manager's mutating webhook configuration, whose webhooks a
 	// module may narrow at run time.
 	MutatingWebhookConfiguration string

@@ -17,6 +17,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/deletionprotection"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
 	"github.com/flotilla-dev/flotilla/workloads/persistentpodstate"
+	"github.com/flotilla-dev/flotilla/workloads/podunavailablebudget"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 )
@@ -29,8 +30,9 @@ import (
 // those of the deletionprotection module, podStatePaths those of the persistentpodstate module (which also
 // serves the pod chain's path),
 // sidecarSetPaths those of the sidecarset module, which also serves the pod
-// chain's path through sidecarSetPodWebhook, analysisPaths those of the analysis module; the rollout module
-// serves every other path of the webhook file.
+// chain's path through sidecarSetPodWebhook, analysisPaths those of the analysis module, budgetPaths those of the
+// podunavailablebudget module (the pod validating chain's path among them); the rollout module serves every
+// other path of the webhook file.
 var (
 	cloneSetPaths     = []string{cloneset.DefaultCloneSetPath, cloneset.ValidateCloneSetPath, webhooks.MutatePodPath}
 	statefulSetPaths  = []string{statefulset.MutateStatefulSetPath, statefulset.ValidateStatefulSetPath}
@@ -45,6 +47,7 @@ var (
 	analysisPaths     = []string{analysis.ValidateAnalysisTemplatePath, analysis.ValidateClusterAnalysisTemplatePath, analysis.ValidateAnalysisRunPath}
 	podStatePaths     = []string{persistentpodstate.ValidatePersistentPodStatePath}
 	protectionPaths   = append(slices.Clone(deletionprotection.DeletionPaths), deletionprotection.ValidateLabelPath)
+	budgetPaths       = []string{podunavailablebudget.ValidatePodUnavailableBudgetPath, webhooks.ValidatePodPath}
 )
 
 // sidecarSetPodWebhook is the sidecarset module's pod webhook; it shares its path with the cloneset module's.
@@ -55,7 +58,8 @@ func engineOnlyPaths(name, p string) bool {
 	return !slices.Contains(cloneSetPaths, p) && !slices.Contains(statefulSetPaths, p) && !slices.Contains(daemonSetPaths, p) &&
 		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(ephemeralJobPaths, p) && !slices.Contains(cronJobPaths, p) &&
 		!slices.Contains(broadcastJobPaths, p) && !slices.Contains(sidecarSetPaths, p) && !slices.Contains(distributionPaths, p) &&
-		!slices.Contains(protectionPaths, p) && !slices.Contains(podStatePaths, p) && name != sidecarSetPodWebhook
+		!slices.Contains(protectionPaths, p) && !slices.Contains(podStatePaths, p) &&
+		!slices.Contains(budgetPaths, p) && name != sidecarSetPodWebhook
 }
 
 // rolloutPaths are the rollout module's alone: engineOnly's without the analysis module's.
@@ -109,8 +113,8 @@ var cases = []chartCase{
 		check:    wantArgs("--enable-modules=rollout,advancedcronjob")},
 	{name: "sidecarsetModule", rel: defaultRelease("--set", "modules={sidecarset}"), webhooks: sidecarSetOnlyPaths, noAgent: true,
 		check: wantArgs("--enable-modules=sidecarset")},
-	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,persistentpodstate,deletionprotection}"),
-		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,persistentpodstate,deletionprotection")},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,persistentpodstate,deletionprotection,podunavailablebudget}"),
+		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,persistentpodstate,deletionprotection,podunavailablebudget")},
 	{name: "persistentpodstateModule", rel: defaultRelease("--set", "modules={persistentpodstate}"), noAgent: true,
 		webhooks: func(n, p string) bool {
 			return slices.Contains(podStatePaths, p) || (p == webhooks.MutatePodPath && n != sidecarSetPodWebhook)

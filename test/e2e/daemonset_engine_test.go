@@ -33,7 +33,8 @@ var workloadModuleWebhooks = []string{"dcloneset.kb.io", "vcloneset.kb.io", "mpo
 	"mcontainerrecreaterequest.kb.io", "msidecarset-pod.kb.io", "msidecarset.kb.io", "vsidecarset.kb.io",
 	"vnamespace.kb.io", "vservice.kb.io", "vingress.kb.io", "vcustomresourcedefinition.kb.io", "vbuiltindeployment.kb.io",
 	"vbuiltinreplicaset.kb.io", "vbuiltinstatefulset.kb.io", "vworkloaddeletion.kb.io", "vdeleteprotectionlabel.kb.io",
-	"vpersistentpodstate.kb.io"}
+	"vpersistentpodstate.kb.io",
+	"vpod.kb.io", "vpodeviction.kb.io", "vpodunavailablebudget.kb.io"}
 
 // upstreamAgent plays upstream OpenKruise's DaemonSet controller for one Advanced DaemonSet beside an engine-only
 // manager, as far as the engine reads it: it reports the status of the DaemonSet's current generation over the

@@ -26,7 +26,7 @@ var Reconciles = []schema.GroupKind{{Group: kruiseappsv1alpha1.GroupVersion.Grou
 // SetupWithManager registers the CloneSet controller, the pod readiness controller, the CloneSet admission
 // webhooks and the module's part of the pod webhook.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
-	if err := newReconciler(opts.Features).SetupWithManager(mgr); err != nil {
+	if err := newReconciler(opts.Features, opts.InPlaceUpdates).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CloneSet controller: %w", err)
 	}
 	if err := podreadiness.SetupWithManager(mgr, Reconciles...); err != nil {
@@ -37,10 +37,12 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 }
 
 // newReconciler is the CloneSet controller as the manager's feature gates configure it: image pre-download,
-// and recreating pods whose volumeClaimTemplates changed (upstream's gates).
-func newReconciler(g feature.Gates) *controller.Reconciler {
+// and recreating pods whose volumeClaimTemplates changed (upstream's gates); it asks checks (the modules'
+// disruption budgets) before each in-place update.
+func newReconciler(g feature.Gates, checks *module.InPlaceUpdateChecks) *controller.Reconciler {
 	return &controller.Reconciler{
 		PreDownloadImages:   g.Enabled(feature.PreDownloadImageForInPlaceUpdate),
 		RecreateOnVCTChange: g.Enabled(feature.RecreatePodWhenChangeVCTInCloneSetGate),
+		AllowInPlaceUpdate:  checks.Allow,
 	}
 }

@@ -29,7 +29,7 @@ var Reconciles = []schema.GroupKind{{Group: kruiseappsv1beta1.GroupVersion.Group
 // SetupWithManager registers the Advanced StatefulSet controller, the pod readiness controller (shared with
 // the other workload modules: the KruisePodReady gate of the set's pods needs it) and the admission webhooks.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
-	if err := newReconciler(opts.Features).SetupWithManager(mgr); err != nil {
+	if err := newReconciler(opts.Features, opts.InPlaceUpdates).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Advanced StatefulSet controller: %w", err)
 	}
 	if err := podreadiness.SetupWithManager(mgr, Reconciles...); err != nil {
@@ -38,13 +38,15 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), admissionOptions(opts.Features))
 }
 
-// newReconciler is the controller as the manager's feature gates configure it (upstream's gates).
-func newReconciler(g feature.Gates) *controller.Reconciler {
+// newReconciler is the controller as the manager's feature gates configure it (upstream's gates); it asks
+// checks (the modules' disruption budgets) before each in-place update.
+func newReconciler(g feature.Gates, checks *module.InPlaceUpdateChecks) *controller.Reconciler {
 	return &controller.Reconciler{
-		StartOrdinal: g.Enabled(feature.StatefulSetStartOrdinal),
-		RetainClaims: g.Enabled(feature.StatefulSetAutoDeletePVC),
-		ResizeClaims: g.Enabled(feature.StatefulSetAutoResizePVCGate),
-		IndexLabel:   g.Enabled(feature.PodIndexLabel),
+		StartOrdinal:       g.Enabled(feature.StatefulSetStartOrdinal),
+		RetainClaims:       g.Enabled(feature.StatefulSetAutoDeletePVC),
+		ResizeClaims:       g.Enabled(feature.StatefulSetAutoResizePVCGate),
+		IndexLabel:         g.Enabled(feature.PodIndexLabel),
+		AllowInPlaceUpdate: checks.Allow,
 	}
 }
 

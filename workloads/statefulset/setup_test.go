@@ -1,9 +1,13 @@
 package statefulset
 
 import (
+	"context"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/flotilla-dev/flotilla/rollout/feature"
+	"github.com/flotilla-dev/flotilla/rollout/module"
 )
 
 // Every gate the module reads is one of the manager's (feature.Gates panics on any other), and each option
@@ -26,12 +30,28 @@ func TestGates(t *testing.T) {
 			t.Fatal(err)
 		}
 		gates := feature.Resolve(gate)
-		r, opts := newReconciler(gates), admissionOptions(gates)
+		r, opts := newReconciler(gates, nil), admissionOptions(gates)
 		if r.StartOrdinal != tc.startOrdinal || r.RetainClaims != tc.retainClaims || r.ResizeClaims != tc.resizeClaims || r.IndexLabel != tc.indexLabel {
 			t.Errorf("--feature-gates=%s: reconciler %+v", tc.flags, r)
 		}
 		if opts.AutoDeletePVC != tc.retainClaims || opts.AutoResizePVC != tc.resizeClaims {
 			t.Errorf("--feature-gates=%s: admission options %+v", tc.flags, opts)
 		}
+	}
+}
+
+// The controller asks the modules' checks before an in-place update; without any it updates.
+func TestReconcilerAsksTheInPlaceUpdateChecks(t *testing.T) {
+	gate, err := feature.NewGate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := newReconciler(feature.Resolve(gate), nil).AllowInPlaceUpdate(context.Background(), &corev1.Pod{}); !ok || err != nil {
+		t.Errorf("without checks: %v, %v", ok, err)
+	}
+	checks := &module.InPlaceUpdateChecks{}
+	checks.Add(func(context.Context, *corev1.Pod) (bool, error) { return false, nil })
+	if ok, err := newReconciler(feature.Resolve(gate), checks).AllowInPlaceUpdate(context.Background(), &corev1.Pod{}); ok || err != nil {
+		t.Errorf("with a refusing check: %v, %v", ok, err)
 	}
 }

@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "advancedcronjob" "analysis" "broadcastjob" "cloneset" "daemonset" "deletionprotection" "ephemeraljob" "nodeagent" "persistentpodstate" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
+{{- list "advancedcronjob" "analysis" "broadcastjob" "cloneset" "daemonset" "deletionprotection" "ephemeraljob" "nodeagent" "persistentpodstate" "podunavailablebudget" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -74,6 +74,9 @@ vbuiltinreplicaset.kb.io: deletionprotection
 vbuiltinstatefulset.kb.io: deletionprotection
 vworkloaddeletion.kb.io: deletionprotection
 vdeleteprotectionlabel.kb.io: deletionprotection
+vpod.kb.io: podunavailablebudget
+vpodeviction.kb.io: podunavailablebudget
+vpodunavailablebudget.kb.io: podunavailablebudget
 {{- end -}}
 
 {{/* The --enable-modules value as a JSON list; empty means all modules. Fails on a bad combination. */}}
@@ -102,7 +105,7 @@ vdeleteprotectionlabel.kb.io: deletionprotection
 
 {{/* Feature gates of the manager (rollout/feature). */}}
 {{- define "flotilla.knownFeatureGates" -}}
-{{- list "AdvancedDeployment" "AppendPodSelector" "DeletionProtectionForCRDCascadingGate" "ImagePullJobGate" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "ResourcesDeletionProtection" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
+{{- list "AdvancedDeployment" "AppendPodSelector" "DeletionProtectionForCRDCascadingGate" "ImagePullJobGate" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PodUnavailableBudgetDeleteGate" "PodUnavailableBudgetUpdateGate" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "ResourcesDeletionProtection" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
 {{- end -}}
 
 {{/* "true" when deletion protection checks the custom resources of Cascading CustomResourceDefinitions: the

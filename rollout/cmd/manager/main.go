@@ -52,6 +52,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
 	"github.com/flotilla-dev/flotilla/workloads/persistentpodstate"
 	"github.com/flotilla-dev/flotilla/workloads/podcache"
+	"github.com/flotilla-dev/flotilla/workloads/podunavailablebudget"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	"github.com/flotilla-dev/flotilla/workloads/unreconciled"
@@ -73,6 +74,8 @@ var modules = []module.Module{
 	{Name: "resourcedistribution", Kinds: resourcedistribution.Kinds, Reconciles: resourcedistribution.Reconciles,
 		Setup: resourcedistribution.SetupWithManager},
 	{Name: "deletionprotection", Setup: deletionprotection.SetupWithManager},
+	{Name: "podunavailablebudget", Kinds: podunavailablebudget.Kinds, Reconciles: podunavailablebudget.Reconciles,
+		Setup: podunavailablebudget.SetupWithManager},
 	// After cloneset: the pod chain adds the readiness gate before the sidecars, as upstream's pod webhook does.
 	{Name: "sidecarset", Kinds: sidecarset.Kinds, Reconciles: sidecarset.Reconciles, Setup: sidecarset.SetupWithManager},
 	// After sidecarset: the pod chain adds a recorded pod's node affinity last, as upstream's pod webhook does.
@@ -179,8 +182,8 @@ func cacheOptions(opts options) cache.Options {
 // setup wires the selected modules, what they contribute to the shared webhooks, the webhook certificates
 // and the probes.
 func setup(ctx context.Context, mgr ctrl.Manager, opts options) error {
-	pods := &webhooks.PodChain{}
-	run, err := setupModules(ctx, mgr, opts, pods)
+	shared := sharedHooks{pods: &webhooks.PodChain{}, podValidations: &webhooks.PodValidationChain{}, inPlace: &module.InPlaceUpdateChecks{}}
+	run, err := setupModules(ctx, mgr, opts, shared)
 	if err != nil {
 		return err
 	}
@@ -191,7 +194,10 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts options) error {
 	if err := unreconciled.SetupWithManager(mgr, unreconciledKinds(mgr, run)); err != nil {
 		return err
 	}
-	if err := webhooks.RegisterPodChain(mgr.GetWebhookServer(), mgr.GetScheme(), pods); err != nil {
+	if err := webhooks.RegisterPodChain(mgr.GetWebhookServer(), mgr.GetScheme(), shared.pods); err != nil {
+		return err
+	}
+	if err := webhooks.RegisterPodValidationChain(mgr.GetWebhookServer(), mgr.GetScheme(), mgr.GetClient(), shared.podValidations); err != nil {
 		return err
 	}
 	certs, err := webhooks.Register(mgr, webhookOptions(opts, run), conversions)
@@ -288,8 +294,16 @@ func registerConversions(scheme *runtime.Scheme, converting []module.Module) (co
 	return registry, nil
 }
 
+// sharedHooks are what the modules add to while they set themselves up and the manager serves (the pod
+// webhooks) or the modules ask each other through (checks before in-place updates) once all are set up.
+type sharedHooks struct {
+	pods           *webhooks.PodChain
+	podValidations *webhooks.PodValidationChain
+	inPlace        *module.InPlaceUpdateChecks
+}
+
 // setupModules sets up the modules of the table that run, and returns them.
-func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, pods *webhooks.PodChain) ([]module.Module, error) {
+func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, shared sharedHooks) ([]module.Module, error) {
 	run, skipped, err := module.Select(modules, opts.modules(), servedBy(mgr))
 	if err != nil {
 		return nil, err
@@ -298,7 +312,8 @@ func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, pods *web
 	for _, s := range skipped {
 		log.Info("Skipping module", "module", s.Name, "reason", s.Reason)
 	}
-	mopts := module.Options{Features: feature.Resolve(opts.featureGates), PodMutations: pods,
+	mopts := module.Options{Features: feature.Resolve(opts.featureGates), PodMutations: shared.pods,
+		PodValidations: shared.podValidations, InPlaceUpdates: shared.inPlace,
 		MutatingWebhookConfiguration: mutatingWebhookConfiguration,
 		Namespace:                    opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace(),
 		FilterWorkloadType: opts.filterWorkloadType, PartitionPercentLimit: opts.partitionLimit, ReleaseWorkers: opts.releaseWorkers}

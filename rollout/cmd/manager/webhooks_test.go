@@ -9,6 +9,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/flotilla-dev/flotilla/nodeagent"
@@ -26,6 +27,7 @@ import (
 	dpadmission "github.com/flotilla-dev/flotilla/workloads/deletionprotection/admission"
 	"github.com/flotilla-dev/flotilla/workloads/ephemeraljob"
 	"github.com/flotilla-dev/flotilla/workloads/persistentpodstate"
+	"github.com/flotilla-dev/flotilla/workloads/podunavailablebudget"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	statefulsetadmission "github.com/flotilla-dev/flotilla/workloads/statefulset/admission"
@@ -39,6 +41,8 @@ func servedPaths(t *testing.T) []string {
 	scheme := newScheme()
 	reader := fake.NewClientBuilder().WithScheme(scheme).Build()
 	pods := &webhooks.PodChain{}
+	validations := &webhooks.PodValidationChain{}
+	validations.Add(podunavailablebudget.PodValidation(reader, reader, events.NewFakeRecorder(1), true, false))
 	err := errors.Join(
 		rollout.RegisterWebhooks(srv, reader, scheme, rolloutadmission.DefaultOptions()),
 		cloneset.RegisterWebhooks(srv, reader, scheme, pods),
@@ -54,7 +58,9 @@ func servedPaths(t *testing.T) []string {
 		analysis.RegisterWebhooks(srv, scheme),
 		persistentpodstate.RegisterWebhooks(srv, reader, scheme, pods),
 		deletionprotection.RegisterWebhooks(srv, &deletionprotection.APICounter{Reader: reader}, dpadmission.Options{}),
+		podunavailablebudget.RegisterWebhooks(srv, reader, scheme, nil),
 		webhooks.RegisterPodChain(srv, scheme, pods),
+		webhooks.RegisterPodValidationChain(srv, scheme, reader, validations),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +79,8 @@ func TestWebhookConfigurationPathsAreServed(t *testing.T) {
 		configured = append(configured, webhooktest.ServicePath(t, w.Name, w.ClientConfig))
 	}
 	slices.Sort(configured)
-	configured = slices.Compact(configured) // mpod.kb.io and msidecarset-pod.kb.io share the pod chain's path
+	configured = slices.Compact(configured) // mpod.kb.io and msidecarset-pod.kb.io share the pod chain's path, vpod.kb.io
+	// and vpodeviction.kb.io the pod validating chain's
 	if diff := cmp.Diff(servedPaths(t), configured); diff != "" {
 		t.Errorf("registered paths (-) and configured paths (+) differ:\n%s", diff)
 	}
@@ -106,6 +113,9 @@ func TestWebhookConfigurations(t *testing.T) {
 	}
 	for _, w := range validating.Webhooks {
 		names = append(names, w.Name)
+		if w.Name == "vpod.kb.io" || w.Name == "vpodeviction.kb.io" {
+			continue // sideEffects NoneOnDryRun and upstream's namespaces: the pod validating webhook tests of webhooks/
+		}
 		checkCommon(t, w.Name, w.FailurePolicy, w.SideEffects, w.AdmissionReviewVersions, w.NamespaceSelector)
 	}
 	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "ddaemonset.kb.io", "mdaemonset.kb.io",
@@ -114,7 +124,8 @@ func TestWebhookConfigurations(t *testing.T) {
 		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vimagepulljob.kb.io", "vimagelistpulljob.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io",
 		"vanalysistemplate.analysis.flotilla.dev", "vclusteranalysistemplate.analysis.flotilla.dev", "vanalysisrun.analysis.flotilla.dev",
 		"vpersistentpodstate.kb.io", "vnamespace.kb.io", "vservice.kb.io", "vingress.kb.io", "vcustomresourcedefinition.kb.io",
-		"vbuiltindeployment.kb.io", "vbuiltinreplicaset.kb.io", "vbuiltinstatefulset.kb.io", "vworkloaddeletion.kb.io", "vdeleteprotectionlabel.kb.io"}
+		"vbuiltindeployment.kb.io", "vbuiltinreplicaset.kb.io", "vbuiltinstatefulset.kb.io", "vworkloaddeletion.kb.io", "vdeleteprotectionlabel.kb.io",
+		"vpod.kb.io", "vpodeviction.kb.io", "vpodunavailablebudget.kb.io"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("webhook names (-want +got):\n%s", diff)
 	}

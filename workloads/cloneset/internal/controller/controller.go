@@ -62,6 +62,9 @@ type Reconciler struct {
 	// RecreateOnVCTChange recreates, rather than updates in place, pods whose revision recorded other
 	// volumeClaimTemplates than the update revision (gate RecreatePodWhenChangeVCTInCloneSetGate).
 	RecreateOnVCTChange bool
+	// AllowInPlaceUpdate, when set, is asked before a pod is updated in place: the modules' checks (a
+	// PodUnavailableBudget's, with PodUnavailableBudgetUpdateGate).
+	AllowInPlaceUpdate func(ctx context.Context, pod *corev1.Pod) (bool, error)
 
 	// expectations hold the controller's pod writes, claimExpectations its claim creations, until the
 	// cache shows them.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -33,7 +36,7 @@ func (r *Reconciler) updatePod(ctx context.Context, cs *kruiseappsv1alpha1.Clone
 	}
 	switch {
 	case inPlace && strategy != "" && strategy != kruiseappsv1alpha1.RecreateCloneSetUpdateStrategyType:
-		return r.updateInPlace(ctx, cs, revs, p, spec)
+		return r.updateInPlace(ctx, cs, w, revs, p, spec)
 	case strategy == kruiseappsv1alpha1.InPlaceOnlyCloneSetUpdateStrategyType:
 		// Only a template change the webhook did not see gets here; nothing changes until the spec does.
 		err := fmt.Errorf("pod %s cannot be updated in place to revision %s and updateStrategy.type is InPlaceOnly", p.Name, revs.update.Name)
@@ -44,13 +47,18 @@ func (r *Reconciler) updatePod(ctx context.Context, cs *kruiseappsv1alpha1.Clone
 	}
 }
 
-// updateInPlace runs the inPlaceUpdate hook, then marks the pod not ready (a status write, so endpoints
-// drop it before its containers restart) and patches images, labels and the update state in one write
-// (with inPlaceUpdateStrategy.gracePeriodSeconds, the images and template metadata follow after the grace).
-func (r *Reconciler) updateInPlace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, revs *revisions, p *corev1.Pod, spec *inplaceupdate.Spec) error {
+// updateInPlace runs the inPlaceUpdate hook, asks the pod's disruption budget, then marks the pod not ready
+// (a status write, so endpoints drop it before its containers restart) and patches images, labels and the
+// update state in one write (with inPlaceUpdateStrategy.gracePeriodSeconds, the images and template metadata
+// follow after the grace).
+func (r *Reconciler) updateInPlace(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, revs *revisions, p *corev1.Pod,
+	spec *inplaceupdate.Spec) error {
 	d := decide(cs, p, lifecycle.IntentUpdate)
 	if !d.Proceed {
 		return r.applyDecision(ctx, cs, p, d, nil)
+	}
+	if held, err := r.heldByBudget(ctx, w, p); held || err != nil {
+		return err
 	}
 	at := metav1.NewTime(r.Clock.Now())
 	err := r.patchPodStatus(ctx, cs, p, func(p *corev1.Pod) bool {
@@ -93,4 +101,27 @@ func gracePeriod(cs *kruiseappsv1alpha1.CloneSet) int32 {
 		return s.GracePeriodSeconds
 	}
 	return 0
+}
+
+// budgetRetry is how soon a pod an in-place update was held back from by its disruption budget is asked about
+// again (upstream's second).
+const budgetRetry = time.Second
+
+// heldByBudget asks the checks the modules that budget disruptions registered (a PodUnavailableBudget with
+// PodUnavailableBudgetUpdateGate) whether p may go unavailable now. It must be asked before the pod is marked
+// not ready: a pod that is not ready no longer counts against its budget, so the pod webhook would let the
+// update through. A held pod waits for budgetRetry.
+func (r *Reconciler) heldByBudget(ctx context.Context, w *world, p *corev1.Pod) (bool, error) {
+	if r.AllowInPlaceUpdate == nil {
+		return false, nil
+	}
+	ok, err := r.AllowInPlaceUpdate(ctx, p)
+	if err != nil {
+		return true, fmt.Errorf("asking the disruption budget of pod %s: %w", p.Name, err)
+	}
+	if !ok {
+		ctrl.LoggerFrom(ctx).V(1).Info("Holding an in-place update for the pod's disruption budget", "Pod", klog.KObj(p))
+		w.wakeIn(budgetRetry)
+	}
+	return !ok, nil
 }

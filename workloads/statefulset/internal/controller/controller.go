@@ -63,6 +63,9 @@ type Reconciler struct {
 	// persistentVolumeClaimRetentionPolicy (StatefulSetAutoDeletePVC), ResizeClaims lets claims follow their
 	// templates (StatefulSetAutoResizePVCGate), IndexLabel labels pods with their ordinal (PodIndexLabel).
 	StartOrdinal, RetainClaims, ResizeClaims, IndexLabel bool
+	// AllowInPlaceUpdate, when set, is asked before a pod is updated in place: the modules' checks (a
+	// PodUnavailableBudget's, with PodUnavailableBudgetUpdateGate).
+	AllowInPlaceUpdate func(ctx context.Context, pod *corev1.Pod) (bool, error)
 
 	// expectations hold the controller's pod writes, claimExpectations its claim creations, until the
 	// cache shows them.
@@ -181,7 +184,7 @@ func (r *Reconciler) apply(ctx context.Context, set *kruiseappsv1beta1.StatefulS
 	if err := r.createPods(ctx, set, w, revs, step.Create); err != nil {
 		return failedAs(kruiseappsv1beta1.FailedCreatePod, err)
 	}
-	err := errors.Join(r.repairPods(ctx, set, step.Repair), r.resizeClaims(ctx, set, w, step.Resize), r.updatePods(ctx, set, revs, step.Update))
+	err := errors.Join(r.repairPods(ctx, set, step.Repair), r.resizeClaims(ctx, set, w, step.Resize), r.updatePods(ctx, set, w, revs, step.Update))
 	return failedAs(kruiseappsv1beta1.FailedUpdatePod, err)
 }
 

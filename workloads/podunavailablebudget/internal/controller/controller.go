@@ -1,0 +1,130 @@
+// Package controller is the PodUnavailableBudget controller: it finds the pods a budget protects (its
+// selector's, or its target workload's), marks them with the related-pub annotation the pod validating
+// webhook reads, counts the available ones against maxUnavailable or minAvailable of the replicas, expires the
+// disruptions the webhook recorded, and reports upstream's status. Planning is in ../plan; this package
+// gathers, writes and records.
+package controller
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
+	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
+	"github.com/flotilla-dev/flotilla/workloads/podclaim"
+)
+
+// ControllerName names the controller, its logs and the source of its events (upstream's).
+const ControllerName = "podunavailablebudget-controller"
+
+// podControllerIndex indexes pods by their controller's UID: a target workload's pods are read through it.
+const podControllerIndex = "podunavailablebudget.controller-uid"
+
+// conflictRetry is how soon a reconcile whose status write lost a race looks again.
+const conflictRetry = 100 * time.Millisecond
+
+// +kubebuilder:rbac:groups=policy.kruise.io,resources=podunavailablebudgets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policy.kruise.io,resources=podunavailablebudgets/status,verbs=get;update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments;replicasets;statefulsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets;statefulsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=*,resources=*/scale,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler reconciles PodUnavailableBudgets.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes; APIReader reads a budget past the cache after a write
+	// lost a race; Recorder records events. All default to the manager's.
+	Client    client.Client
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	// Clock defaults to the real clock: recorded disruptions expire by it.
+	Clock clock.PassiveClock
+	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's --podunavailablebudget-workers).
+	Workers int
+	// KruiseWorkloads watches CloneSets and Advanced StatefulSets for their replicas (when they are served).
+	KruiseWorkloads bool
+
+	finder *finder
+	pods   *cacheindex.Pods
+}
+
+// SetupWithManager registers the controller: it watches budgets, pods, and the replicas of the workloads
+// budgets count.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.setDefaults(mgr)
+	pods, err := podclaim.IndexPods(mgr, podControllerIndex)
+	if err != nil {
+		return err
+	}
+	r.pods = pods
+	workers := r.Workers
+	if workers <= 0 {
+		workers = 3
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		For(&kruisepolicyv1alpha1.PodUnavailableBudget{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&corev1.Pod{}, r.podHandler())
+	for _, w := range r.workloadKinds() {
+		b = b.Watches(w.obj, r.workloadHandler(w.kind), builder.WithPredicates(replicasChanged(w.replicas)))
+	}
+	return b.Complete(r)
+}
+
+func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	if r.Recorder == nil {
+		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	r.finder = &finder{client: r.Client}
+}
+
+// Reconcile counts one budget's pods and reports its status, waking when its next recorded disruption
+// expires.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pub := &kruisepolicyv1alpha1.PodUnavailableBudget{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pub); err != nil || pub.DeletionTimestamp != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	pods, total, err := r.gather(ctx, pub)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.markPods(ctx, pub, pods); err != nil {
+		return ctrl.Result{}, err
+	}
+	res, lost, err := r.writeStatus(ctx, pub, pods, total)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, err
+	case lost:
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	r.reportNotDeleted(pub, pods, res.NotDeleted)
+	return ctrl.Result{RequeueAfter: res.Recheck}, nil
+}
+
+// terminal marks an error a retry cannot fix: the budget's spec must change.
+func terminal(err error) error { return reconcile.TerminalError(err) }

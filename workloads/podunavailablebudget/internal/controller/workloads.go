@@ -1,0 +1,168 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
+)
+
+// The workload kinds read by their types; any other kind is read through its scale subresource.
+var (
+	replicaSetKind          = schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
+	deploymentKind          = schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	statefulSetKind         = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
+	cloneSetKind            = schema.GroupKind{Group: kruiseappsv1alpha1.GroupVersion.Group, Kind: "CloneSet"}
+	advancedStatefulSetKind = schema.GroupKind{Group: kruiseappsv1beta1.GroupVersion.Group, Kind: "StatefulSet"}
+	scaleKind               = schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
+)
+
+// workload is what a budget reads of a workload: its desired replicas and how to find its pods.
+type workload struct {
+	uid      types.UID
+	replicas int32
+	// owners are the UIDs its pods' controller references name: its own, or its ReplicaSets' for a Deployment.
+	owners []types.UID
+	// selector finds the pods of a workload that does not own them (a scale subresource's selector); nil else.
+	selector labels.Selector
+}
+
+// ref names a workload: a budget's targetRef, or a pod's controller reference (with its UID).
+type ref struct {
+	apiVersion, kind, name string
+	uid                    types.UID
+}
+
+// finder reads workloads: the typed ones from the manager's cache, the others through their scale
+// subresource.
+type finder struct {
+	client client.Client
+}
+
+// find reads the workload r names in namespace ns; nil when it does not exist, is being deleted, has another
+// UID than r's, or is of a kind the API server does not serve. topLevel reads the Deployment that controls a
+// ReplicaSet instead of the ReplicaSet, as the pods of a Deployment count towards it.
+func (f *finder) find(ctx context.Context, ns string, r ref, topLevel bool) (*workload, error) {
+	gv, err := schema.ParseGroupVersion(r.apiVersion)
+	if err != nil {
+		return nil, nil // a reference the webhook would refuse names no workload
+	}
+	key := types.NamespacedName{Namespace: ns, Name: r.name}
+	var w *workload
+	switch gk := (schema.GroupKind{Group: gv.Group, Kind: r.kind}); gk {
+	case replicaSetKind:
+		w, err = f.replicaSet(ctx, key, r.uid, topLevel)
+	case deploymentKind:
+		w, err = f.deployment(ctx, key, r.uid)
+	case statefulSetKind:
+		w, err = f.typed(ctx, key, r.uid, &appsv1.StatefulSet{}, func(o client.Object) *int32 { return o.(*appsv1.StatefulSet).Spec.Replicas })
+	case cloneSetKind:
+		w, err = f.typed(ctx, key, r.uid, &kruiseappsv1alpha1.CloneSet{},
+			func(o client.Object) *int32 { return o.(*kruiseappsv1alpha1.CloneSet).Spec.Replicas })
+	case advancedStatefulSetKind:
+		w, err = f.typed(ctx, key, r.uid, &kruiseappsv1beta1.StatefulSet{},
+			func(o client.Object) *int32 { return o.(*kruiseappsv1beta1.StatefulSet).Spec.Replicas })
+	default:
+		w, err = f.scaled(ctx, key, r.uid, gv.WithKind(r.kind))
+	}
+	if meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	return w, err
+}
+
+// typed reads obj by key: a workload owning its pods, of replicas (default 1, as the API servers default it).
+func (f *finder) typed(ctx context.Context, key types.NamespacedName, uid types.UID, obj client.Object,
+	replicas func(client.Object) *int32) (*workload, error) {
+	if ok, err := f.get(ctx, key, uid, obj); !ok || err != nil {
+		return nil, err
+	}
+	return &workload{uid: obj.GetUID(), replicas: ptr.Deref(replicas(obj), 1), owners: []types.UID{obj.GetUID()}}, nil
+}
+
+func (f *finder) replicaSet(ctx context.Context, key types.NamespacedName, uid types.UID, topLevel bool) (*workload, error) {
+	rs := &appsv1.ReplicaSet{}
+	if ok, err := f.get(ctx, key, uid, rs); !ok || err != nil {
+		return nil, err
+	}
+	if owner := metav1.GetControllerOfNoCopy(rs); topLevel && owner != nil && owner.Kind == deploymentKind.Kind {
+		return f.deployment(ctx, types.NamespacedName{Namespace: key.Namespace, Name: owner.Name}, owner.UID)
+	}
+	return &workload{uid: rs.UID, replicas: ptr.Deref(rs.Spec.Replicas, 1), owners: []types.UID{rs.UID}}, nil
+}
+
+// deployment reads a Deployment, whose pods its ReplicaSets own.
+func (f *finder) deployment(ctx context.Context, key types.NamespacedName, uid types.UID) (*workload, error) {
+	d := &appsv1.Deployment{}
+	if ok, err := f.get(ctx, key, uid, d); !ok || err != nil {
+		return nil, err
+	}
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, nil // the API server refuses such a Deployment: nothing to count
+	}
+	list := &appsv1.ReplicaSetList{}
+	if err := f.client.List(ctx, list, client.InNamespace(key.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, fmt.Errorf("listing the ReplicaSets of Deployment %s: %w", key.Name, err)
+	}
+	w := &workload{uid: d.UID, replicas: ptr.Deref(d.Spec.Replicas, 1)}
+	for i := range list.Items {
+		if owner := metav1.GetControllerOfNoCopy(&list.Items[i]); owner != nil && owner.UID == d.UID && list.Items[i].DeletionTimestamp == nil {
+			w.owners = append(w.owners, list.Items[i].UID)
+		}
+	}
+	if len(w.owners) == 0 {
+		w.owners = []types.UID{d.UID}
+	}
+	return w, nil
+}
+
+// scaled reads any other workload through its scale subresource, upstream's way for custom workloads: the
+// pods it owns, or else those of its scale's selector.
+func (f *finder) scaled(ctx context.Context, key types.NamespacedName, uid types.UID, gvk schema.GroupVersionKind) (*workload, error) {
+	obj, scale := &unstructured.Unstructured{}, &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	obj.SetNamespace(key.Namespace)
+	obj.SetName(key.Name)
+	scale.SetGroupVersionKind(scaleKind)
+	if err := f.client.SubResource("scale").Get(ctx, obj, scale); err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading the scale of %s %s: %w", gvk.Kind, key.Name, err)
+	}
+	if uid != "" && scale.GetUID() != uid {
+		return nil, nil
+	}
+	replicas, _, _ := unstructured.NestedInt64(scale.Object, "spec", "replicas")
+	w := &workload{uid: scale.GetUID(), replicas: int32(replicas), owners: []types.UID{scale.GetUID()}}
+	if s, _, _ := unstructured.NestedString(scale.Object, "status", "selector"); s != "" {
+		if sel, err := labels.Parse(s); err == nil && !sel.Empty() {
+			w.selector = sel
+		}
+	}
+	return w, nil
+}
+
+// get reads key into obj: false when it does not exist, is being deleted or is another object than uid.
+func (f *finder) get(ctx context.Context, key types.NamespacedName, uid types.UID, obj client.Object) (bool, error) {
+	if err := f.client.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading %T %s: %w", obj, key.Name, err)
+	}
+	return obj.GetDeletionTimestamp() == nil && (uid == "" || obj.GetUID() == uid), nil
+}
