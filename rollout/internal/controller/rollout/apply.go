@@ -20,6 +20,8 @@ import (
 // apply carries out a decision: workload metadata, BatchRelease, status, events, finalizer — in that
 // order, so that the status never claims what has not been done.
 func (r *Reconciler) apply(ctx context.Context, ro *rolloutsv1beta1.Rollout, obs observation, d *plan.RolloutDecision) error {
+	// Read before the status write, which leaves ro holding the new status.
+	started := releaseStarted(ro.Status)
 	if obs.workload != nil {
 		if err := r.syncWorkloadMetadata(ctx, ro, obs.workload.Object, d.ReleaseWorkload, obs.world.Deleting); err != nil {
 			return err
@@ -43,7 +45,7 @@ func (r *Reconciler) apply(ctx context.Context, ro *rolloutsv1beta1.Rollout, obs
 		// same moment into one series, keeping the first note only.
 		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "Progressing", "Reconcile", "%s", strings.Join(d.Events, "; "))
 	}
-	r.Metrics.ReleaseFinished(d.Finished, releaseStarted(ro.Status), r.Clock.Now())
+	r.Metrics.ReleaseFinished(d.Finished, started, r.Clock.Now())
 	r.Metrics.Releasing(client.ObjectKeyFromObject(ro), d.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing)
 	if d.Finished != "" {
 		r.changes.Forget(ro.UID)
