@@ -43,7 +43,7 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 		return err
 	}
 	if opts.MutatingWebhookConfiguration != "" {
-		if err := (&podwebhook.Reconciler{Configuration: opts.MutatingWebhookConfiguration}).SetupWithManager(mgr); err != nil {
+		if err := podwebhook.Switch(opts.MutatingWebhookConfiguration).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the pod webhook switch: %w", err)
 		}
 	}

@@ -43,7 +43,7 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 			return fmt.Errorf("setting up the PersistentPodState generator: %w", err)
 		}
 	}
-	if err := (&podrouting.Reconciler{Configuration: opts.MutatingWebhookConfiguration}).SetupWithManager(mgr); err != nil {
+	if err := podrouting.Switch(opts.MutatingWebhookConfiguration).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the pod webhook routing of StatefulSet pods: %w", err)
 	}
 	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), opts.PodMutations)

@@ -24,6 +24,7 @@ import (
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/managertest"
 	"github.com/flotilla-dev/flotilla/webhooks"
+	"github.com/flotilla-dev/flotilla/webhooks/matchconditions"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
@@ -143,7 +144,7 @@ func (e *env) waitRouting(t *testing.T, on bool) {
 		for _, w := range cfg.Webhooks {
 			got[w.Name] = w.MatchConditions[0].Expression
 		}
-		return podrouting.Same(got[podrouting.PodWebhook], pod) && podrouting.Same(got[podrouting.SidecarWebhook], sidecar),
+		return matchconditions.Same(got[podrouting.PodWebhook], pod) && matchconditions.Same(got[podrouting.SidecarWebhook], sidecar),
 			fmt.Errorf("conditions %v", got)
 	})
 }

@@ -9,12 +9,12 @@
 package podrouting
 
 import (
-	"encoding/json"
-	"fmt"
-	"strings"
-
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"github.com/flotilla-dev/flotilla/webhooks/matchconditions"
+	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
+
+// ControllerName names the controller and its logs.
+const ControllerName = "persistentpodstate-pod-routing"
 
 // The webhooks and conditions the controller keeps; the chart holds them with Expressions(false).
 const (
@@ -43,37 +43,21 @@ func Expressions(withStatefulSets bool) (pod, sidecar string) {
 	return pod, "!(" + pod + ")"
 }
 
-// Same compares expressions as the API server evaluates them: the chart folds them over lines.
-func Same(a, b string) bool {
-	return strings.Join(strings.Fields(a), "") == strings.Join(strings.Fields(b), "")
+// Conditions are both conditions at Expressions(persistentPodStatesExist).
+func Conditions(persistentPodStatesExist bool) map[matchconditions.Key]string {
+	pod, sidecar := Expressions(persistentPodStatesExist)
+	return map[matchconditions.Key]string{
+		{Webhook: PodWebhook, Condition: PodCondition}:         pod,
+		{Webhook: SidecarWebhook, Condition: SidecarCondition}: sidecar,
+	}
 }
 
-// Patch is the JSON patch that sets both conditions to Expressions(withStatefulSets), testing that each is
-// still where it was read; ok is false when nothing is to change. A webhook or condition the configuration
-// does not have (a module not installed, an older chart) is left out.
-func Patch(cfg *admissionregistrationv1.MutatingWebhookConfiguration, withStatefulSets bool) ([]byte, bool) {
-	pod, sidecar := Expressions(withStatefulSets)
-	want := map[string][2]string{PodWebhook: {PodCondition, pod}, SidecarWebhook: {SidecarCondition, sidecar}}
-	var ops []map[string]string
-	for i, w := range cfg.Webhooks {
-		target, ok := want[w.Name]
-		if !ok {
-			continue
-		}
-		for j, c := range w.MatchConditions {
-			if c.Name != target[0] || Same(c.Expression, target[1]) {
-				continue
-			}
-			cond := fmt.Sprintf("/webhooks/%d/matchConditions/%d", i, j)
-			ops = append(ops,
-				map[string]string{"op": "test", "path": fmt.Sprintf("/webhooks/%d/name", i), "value": w.Name},
-				map[string]string{"op": "test", "path": cond + "/name", "value": c.Name},
-				map[string]string{"op": "replace", "path": cond + "/expression", "value": target[1]})
-		}
+// Switch is the controller that keeps both conditions in the MutatingWebhookConfiguration named
+// configuration, in one patch. A webhook or condition the configuration does not have (a module not
+// installed, an older chart) is left out.
+func Switch(configuration string) *matchconditions.Switch {
+	return &matchconditions.Switch{
+		Name: ControllerName, Configuration: configuration, Conditions: Conditions,
+		Kind: &kruiseappsv1alpha1.PersistentPodState{}, List: &kruiseappsv1alpha1.PersistentPodStateList{},
 	}
-	if len(ops) == 0 {
-		return nil, false
-	}
-	patch, _ := json.Marshal(ops) // strings always marshal
-	return patch, true
 }

@@ -7,22 +7,22 @@ import (
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
+	"github.com/flotilla-dev/flotilla/webhooks/matchconditions"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 )
 
-func configuration(pod, sidecar string) *admissionregistrationv1.MutatingWebhookConfiguration {
-	return &admissionregistrationv1.MutatingWebhookConfiguration{Webhooks: []admissionregistrationv1.MutatingWebhook{
-		{Name: "mdeployment.kb.io"},
-		{Name: PodWebhook, MatchConditions: []admissionregistrationv1.MatchCondition{{Name: PodCondition, Expression: pod}}},
-		{Name: SidecarWebhook, MatchConditions: []admissionregistrationv1.MatchCondition{
-			{Name: SidecarCondition, Expression: sidecar}, {Name: "sidecarsets-or-launch-priority", Expression: "true"}}},
-	}}
-}
-
-func TestPatch(t *testing.T) {
+// While a PersistentPodState exists both conditions take StatefulSet pods, in one patch; without, the
+// chart's conditions stand.
+func TestConditions(t *testing.T) {
 	offPod, offSidecar := Expressions(false)
 	onPod, onSidecar := Expressions(true)
-	patch, ok := Patch(configuration(offPod, offSidecar), true)
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{Webhooks: []admissionregistrationv1.MutatingWebhook{
+		{Name: "mdeployment.kb.io"},
+		{Name: PodWebhook, MatchConditions: []admissionregistrationv1.MatchCondition{{Name: PodCondition, Expression: offPod}}},
+		{Name: SidecarWebhook, MatchConditions: []admissionregistrationv1.MatchCondition{
+			{Name: SidecarCondition, Expression: offSidecar}, {Name: "sidecarsets-or-launch-priority", Expression: "true"}}},
+	}}
+	patch, ok := matchconditions.Patch(cfg, Conditions(true))
 	var ops []map[string]string
 	if !ok || json.Unmarshal(patch, &ops) != nil {
 		t.Fatalf("patch %s (%v)", patch, ok)
@@ -38,15 +38,7 @@ func TestPatch(t *testing.T) {
 	if diff := cmp.Diff(want, ops); diff != "" {
 		t.Errorf("patch (-want +got):\n%s", diff)
 	}
-	if _, ok := Patch(configuration(onPod, onSidecar), true); ok {
-		t.Error("conditions that hold the value already are patched")
-	}
-	cfg := configuration(offPod, offSidecar)
-	cfg.Webhooks = cfg.Webhooks[:2] // no sidecarset module
-	if patch, ok := Patch(cfg, true); !ok || len(patch) == 0 {
-		t.Error("mpod.kb.io alone is not patched")
-	}
-	if _, ok := Patch(configuration(offPod, offSidecar), false); ok {
+	if _, ok := matchconditions.Patch(cfg, Conditions(false)); ok {
 		t.Error("the chart's conditions are patched to themselves")
 	}
 }
@@ -61,12 +53,12 @@ func TestChartHoldsTheConditionsWithoutStatefulSets(t *testing.T) {
 			switch {
 			case w.Name == PodWebhook && c.Name == PodCondition:
 				found++
-				if !Same(c.Expression, pod) {
+				if !matchconditions.Same(c.Expression, pod) {
 					t.Errorf("%s: %s, want %s", w.Name, c.Expression, pod)
 				}
 			case w.Name == SidecarWebhook && c.Name == SidecarCondition:
 				found++
-				if !Same(c.Expression, sidecar) {
+				if !matchconditions.Same(c.Expression, sidecar) {
 					t.Errorf("%s: %s, want %s", w.Name, c.Expression, sidecar)
 				}
 			}
