@@ -4,6 +4,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
@@ -111,6 +112,7 @@ func setupControllers(mgr manager.Manager, opts module.Options, gates engineGate
 		KeepPausedOnDelete: gates.keepPausedOnDelete,
 		Traffic:            traffic,
 		AppendPodSelector:  gates.appendPodSelector,
+		Analysis:           slices.Contains(opts.Modules, "analysis"),
 	}
 	trafficRoutings := &trafficroutingcontroller.Reconciler{
 		Client: mgr.GetClient(), Clock: clock.RealClock{}, Traffic: traffic,

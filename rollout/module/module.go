@@ -47,6 +47,9 @@ type Options struct {
 	// ConfigurationNamespace holds the kruise-rollout-configuration ConfigMap: the manager's namespace unless
 	// told otherwise (upstream's is kruise-rollout).
 	ConfigurationNamespace string
+	// Modules names the modules that run in this manager, for a module that works with another when it runs
+	// (the engine waits for analysis only where the analysis module creates the runs).
+	Modules []string
 }
 
 // DefaultReleaseWorkers is ReleaseWorkers unless --release-workers says otherwise: kube-controller-manager's

@@ -318,6 +318,9 @@ func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, shared sh
 		Namespace:                    opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace(),
 		FilterWorkloadType: opts.filterWorkloadType, PartitionPercentLimit: opts.partitionLimit, ReleaseWorkers: opts.releaseWorkers}
 	for _, m := range run {
+		mopts.Modules = append(mopts.Modules, m.Name)
+	}
+	for _, m := range run {
 		if err := m.Setup(ctx, mgr, mopts); err != nil {
 			return nil, fmt.Errorf("setting up module %s: %w", m.Name, err)
 		}

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	analysisv1alpha1 "github.com/flotilla-dev/flotilla/rollout/analysis/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
 
@@ -72,6 +73,7 @@ var ownReasons = map[string]bool{
 	ReasonCompleted: true, ReasonProgressing: true, ReasonAwaitingApproval: true, ReasonPaused: true,
 	ReasonWorkloadNotFound: true, ReasonDisabled: true, ReasonTerminating: true, ReasonInvalid: true,
 	ReasonTrafficUnavailable: true, ReasonBatchReleaseFailed: true, ReasonTrafficFailed: true, "": true,
+	analysisv1alpha1.ReasonAnalysisFailed: true, ReasonAnalysisInconclusive: true, analysisv1alpha1.ReasonProgressDeadlineExceeded: true,
 }
 
 // NewCondition builds a condition without timestamps; SetCondition stamps them.

@@ -108,6 +108,8 @@ type RolloutWorld struct {
 	// back through the steps instead of at once, and may: it routes no traffic and its workload is a CloneSet
 	// or StatefulSet.
 	RollbackInBatch bool
+	// Analysis is what the Rollout's RolloutAnalysis says of the current release (nil: none binds it).
+	Analysis *AnalysisObs
 }
 
 // RolloutDecision is what the controller applies: the status, the BatchRelease it wants, and side effects.
@@ -360,10 +362,11 @@ func planProgressing(d *RolloutDecision, w RolloutWorld) {
 	}
 }
 
-// planRolling handles Initializing, InRolling and Paused: rollback first, then pause, then a new version, a
+// planRolling handles Initializing, InRolling and Paused: rollback first, then an abort, then pause, then a new version, a
 // changed plan, and finally the steps themselves.
 func planRolling(d *RolloutDecision, w RolloutWorld) {
 	sub := d.Status.GetSubStatus()
+	why, abort := w.Analysis.aborts()
 	switch {
 	case sub == nil:
 		startRelease(d, w)
@@ -373,6 +376,9 @@ func planRolling(d *RolloutDecision, w RolloutWorld) {
 		setReleasedRevision(&d.Status, w.Workload.UpdateRevision)
 		d.Events = append(d.Events, "rollback to the stable revision")
 		finishRelease(d, w, rolloutsv1beta1.FinaliseReasonRollback)
+	case abort && sub != nil && w.Workload.UpdateRevision == sub.PodTemplateHash:
+		// Before a pause: an aborted release keeps its canary away whatever else is asked.
+		abortRelease(d, w, sub, why)
 	case w.Spec.Strategy.Paused:
 		setProgressing(d, rolloutsv1beta1.ProgressingReasonPaused, MsgPaused, w.Now)
 		d.Status.Message = MsgPaused
@@ -432,6 +438,7 @@ func restartRelease(d *RolloutDecision, w RolloutWorld, why string) {
 const restartRecheck = time.Second
 
 func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonStatus) {
+	aborted := Aborted(d.Status)
 	setProgressing(d, rolloutsv1beta1.ProgressingReasonInRolling, "Rollout is in Progressing", w.Now)
 	steps := w.Spec.Strategy.GetSteps()
 	if hash := RolloutHash(w.Spec.Strategy); hash != sub.RolloutHash && sub.RolloutHash == legacyStepsHash(steps) {
@@ -443,6 +450,9 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 		sub.CurrentStepState = rolloutsv1beta1.CanaryStepStateInit
 		d.Events = append(d.Events, "the step plan changed; continuing from the current step")
 	}
+	if aborted {
+		resumeAborted(d, sub, len(steps))
+	}
 	routed := !w.NoTraffic && !w.TrafficUnavailable
 	hold := routed && !stepTrafficReady(d, w, sub)
 	step := sub.CurrentStepIndex
@@ -450,6 +460,7 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 	res := Advance(*sub, StepWorld{
 		Now: w.Now, Steps: steps, BlueGreen: w.Spec.Strategy.BlueGreen != nil,
 		ReadyStep: readyStep(w), NoTraffic: w.NoTraffic, TrafficStep: trafficStep(d, w, sub),
+		Gates: w.Analysis.Gates(len(steps)),
 	})
 	*sub = res.Status
 	if routed && sub.CurrentStepIndex != step {
@@ -460,11 +471,13 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 	d.Events = append(d.Events, res.Events...)
 	d.RequeueAfter = Soonest(d.RequeueAfter, res.RequeueAfter)
 	countNewPods(&d.Status, w.Batch)
-	d.Status.Message = StepMessage(*sub, steps)
+	d.Status.Message = analysisMessage(w, *sub, StepMessage(*sub, steps))
 	if res.AwaitingApproval {
 		// A gate that waits for a person is a normal part of a release (kstatus InProgress), not a failure.
 		d.Health = Health{Reconciling: true, Reason: ReasonAwaitingApproval, Message: d.Status.Message + "; to continue: " + w.command("approve")}
+		analysisHealth(d, w, *sub)
 	}
+	checkProgressDeadline(d, w, sub)
 	reportBatchFailure(d, w.Batch)
 	if w.TrafficUnavailable && sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateTrafficRouting {
 		d.Status.Message = MsgTrafficUnavailable
@@ -577,8 +590,10 @@ func heldPlan(w RolloutWorld, sub rolloutsv1beta1.CommonStatus, hold bool) *roll
 	return p
 }
 
+// readyStep is the step whose batch is ready. A BatchRelease still carrying an aborted release's plan is
+// ready with no new pod, which says nothing of a step.
 func readyStep(w RolloutWorld) int32 {
-	if w.Batch == nil {
+	if w.Batch == nil || carriesAbort(w.Batch.Plan) {
 		return 0
 	}
 	return w.Batch.ReadyStep

@@ -35,6 +35,8 @@ type sim struct {
 	net *simNet
 	// br plays the BatchRelease controller (nil: each batch is ready by the next reconcile).
 	br *simBatch
+	// analysis is what a RolloutAnalysis reports (nil: none binds the Rollout).
+	analysis *AnalysisObs
 }
 
 func newSim(t *testing.T, steps ...rolloutsv1beta1.CanaryStep) *sim {
@@ -56,12 +58,17 @@ func (s *sim) batch() *BatchObs {
 	if s.plan.BatchPartition == nil {
 		return &BatchObs{Completed: true}
 	}
-	return &BatchObs{ReadyStep: *s.plan.BatchPartition + 1}
+	obs := &BatchObs{ReadyStep: *s.plan.BatchPartition + 1}
+	if s.analysis != nil {
+		// Only these stories read the plan a batch carries (an aborted one's).
+		obs.Plan = *s.plan
+	}
+	return obs
 }
 
 // reconcile plans once, applies the decision the way the controller does and logs the outcome.
 func (s *sim) reconcile(note string) RolloutDecision {
-	w := RolloutWorld{Now: s.now, Name: "app", Namespace: "apps", Generation: 1, Spec: s.spec, Deleting: s.deleting, Workload: s.workload, Batch: s.batch(), NoTraffic: s.net == nil, KeepPausedOnDelete: s.keep, RollbackInBatch: s.rib}
+	w := RolloutWorld{Now: s.now, Name: "app", Namespace: "apps", Generation: 1, Spec: s.spec, Deleting: s.deleting, Workload: s.workload, Batch: s.batch(), NoTraffic: s.net == nil, KeepPausedOnDelete: s.keep, RollbackInBatch: s.rib, Analysis: s.analysis}
 	if s.net != nil {
 		w.Traffic = s.net.run(s.t, s.now, s.status, s.spec)
 	}
@@ -93,6 +100,9 @@ func (s *sim) line(note string, d RolloutDecision) string {
 	br := "none"
 	if s.plan != nil && s.plan.BatchPartition != nil {
 		br = fmt.Sprintf("partition=%d", *s.plan.BatchPartition)
+		if carriesAbort(*s.plan) {
+			br += " no-new-pods"
+		}
 	} else if s.plan != nil {
 		br = "release-all/" + string(s.plan.FinalizingPolicy)
 	}
@@ -122,7 +132,7 @@ func health(st rolloutsv1beta1.RolloutStatus) string {
 func (s *sim) approve() {
 	sub := s.status.GetSubStatus()
 	if sub.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
-		s.t.Fatalf("approve at %s", sub.CurrentStepState)
+		s.t.Fatalf("approve at %s, after:\n%s", sub.CurrentStepState, strings.Join(s.log, "\n"))
 	}
 	sub.CurrentStepState = rolloutsv1beta1.CanaryStepStateReady
 }

@@ -24,6 +24,8 @@ type StepWorld struct {
 	// place (and whose grace period has passed) otherwise.
 	NoTraffic   bool
 	TrafficStep int32
+	// Gates are the steps an analysis gates (absent: not gated).
+	Gates map[int32]Gate
 }
 
 // StepResult is the state a release moves to and what the controller does next.
@@ -113,6 +115,9 @@ func advanceOnce(res *StepResult, w StepWorld) bool {
 		}
 		moveTo(st, rolloutsv1beta1.CanaryStepStateMetricsAnalysis, w.Now)
 	case rolloutsv1beta1.CanaryStepStateMetricsAnalysis:
+		if w.Gates[st.CurrentStepIndex] == GateWaiting {
+			return false
+		}
 		st.CurrentStepState = rolloutsv1beta1.CanaryStepStatePaused
 	case rolloutsv1beta1.CanaryStepStatePaused:
 		return leavePause(res, w)
@@ -128,6 +133,11 @@ func advanceOnce(res *StepResult, w StepWorld) bool {
 // leavePause ends a pause by time, or reports the wait.
 func leavePause(res *StepResult, w StepWorld) bool {
 	st := &res.Status
+	if w.Gates[st.CurrentStepIndex] == GateHold {
+		// The analysis did not pass: a person decides, whatever the pause says.
+		res.AwaitingApproval = true
+		return false
+	}
 	step, ok := stepAt(w.Steps, st.CurrentStepIndex)
 	if !ok || skipsPause(w, st.CurrentStepIndex, step) {
 		st.CurrentStepState = rolloutsv1beta1.CanaryStepStateReady

@@ -56,6 +56,9 @@ func PlanTraffic(st rolloutsv1beta1.RolloutStatus, spec rolloutsv1beta1.RolloutS
 	if sub.FinalisingStep != "" {
 		return finalisingTask(task, sub.FinalisingStep)
 	}
+	if Aborted(st) {
+		return finalisingTask(task, rolloutsv1beta1.FinalisingStepRouteTrafficToStable)
+	}
 	step, ok := stepAt(spec.Strategy.GetSteps(), sub.CurrentStepIndex)
 	if !ok || st.Phase != rolloutsv1beta1.RolloutPhaseProgressing {
 		return TrafficTask{}, false, nil

@@ -64,6 +64,8 @@ type Reconciler struct {
 	// AppendPodSelector is the gate of the same name: patchPodTemplateMetadata labels extend the canary
 	// Service selector.
 	AppendPodSelector bool
+	// Analysis: the analysis module runs, so a RolloutAnalysis naming a Rollout gates its steps.
+	Analysis bool
 	// watches watches the custom workload kinds Rollouts name, once set up.
 	watches *reconcileutil.DynamicWatches
 }
@@ -87,6 +89,10 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Watches(&appsv1.DaemonSet{}, r.rolloutsOf("DaemonSet"))
 	for kind, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetScheme(), mgr.GetRESTMapper()) {
 		b = b.Watches(obj, r.rolloutsOf(kind))
+	}
+	b, err := r.watchAnalyses(mgr, b)
+	if err != nil {
+		return err
 	}
 	c, err := b.Build(r)
 	if err != nil {
@@ -233,6 +239,9 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 	if br != nil {
 		obs.batch = br
 		obs.world.Batch = plan.ObserveBatch(br)
+	}
+	if obs.world.Analysis, err = r.readAnalysis(ctx, ro, obs.workload); err != nil {
+		return obs, err
 	}
 	obs.world.Traffic = r.runTraffic(ctx, ro, obs.workload)
 	return obs, nil

@@ -1,0 +1,145 @@
+package plan
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	analysisv1alpha1 "github.com/flotilla-dev/flotilla/rollout/analysis/api/v1alpha1"
+	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+)
+
+// run sets the phase of a step's run (0: the background's).
+func (s *sim) run(step int32, phase analysisv1alpha1.AnalysisPhase) {
+	s.analysis.Runs[step] = RunObs{Name: fmt.Sprintf("app-v2-0-%d", step), Phase: phase}
+}
+
+func newAnalysisSim(t *testing.T, abort bool, gated ...int32) *sim {
+	s := newTrafficSim(t, traffic("20%", "1"), traffic("50%", "50%"), replicas("100%"))
+	s.spec.Strategy.Canary.TrafficRoutings[0].GracePeriodSeconds = 0
+	s.analysis = &AnalysisObs{Name: "app", Gated: gated, Runs: map[int32]RunObs{}, Abort: abort}
+	return s
+}
+
+// A canary gated at steps 1 and 2 passes step 1, fails step 2 and is aborted: traffic back to stable, then no
+// new pod; a retry starts it again from step 1, and it completes.
+func TestGoldenAnalysisAbortAndRetry(t *testing.T) {
+	s := newAnalysisSim(t, true, 1, 2)
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.reconcile("canary service")
+	s.reconcile("stable pinned")
+	s.reconcile("services settled")
+	s.reconcile("batch 1 ready")
+	s.reconcile("weight 20 set")
+	s.reconcile("waits for its run")
+	s.run(1, analysisv1alpha1.AnalysisPhaseRunning)
+	s.reconcile("run 1 running")
+	s.run(1, analysisv1alpha1.AnalysisPhaseSuccessful)
+	s.reconcile("run 1 passed")
+	s.approve()
+	s.reconcile("approved")
+	s.reconcile("step 2 prepared")
+	s.reconcile("batch 2 ready")
+	s.reconcile("weight 50 set")
+	s.run(2, analysisv1alpha1.AnalysisPhaseFailed)
+	d := s.reconcile("run 2 failed")
+	if c := GetCondition(d.Status.Conditions, ConditionStalled); c == nil || c.Reason != analysisv1alpha1.ReasonAnalysisFailed {
+		t.Errorf("Stalled = %+v, want reason %s", c, analysisv1alpha1.ReasonAnalysisFailed)
+	}
+	if carriesAbort(*s.plan) {
+		t.Errorf("pods taken away before the traffic is back on stable")
+	}
+	s.reconcile("traffic to stable")
+	s.reconcile("canary pods gone")
+	if !carriesAbort(*s.plan) || s.net.routes != "" {
+		t.Errorf("aborted release: plan %+v, routes %q; want no new pods and no routes", s.plan, s.net.routes)
+	}
+	s.reconcile("stays aborted")
+	s.analysis.Runs = map[int32]RunObs{}
+	s.reconcile("retried")
+	s.reconcile("step 1 prepared")
+	s.reconcile("batch 1 ready again")
+	s.reconcile("weight 20 again")
+	s.run(1, analysisv1alpha1.AnalysisPhaseSuccessful)
+	s.reconcile("run 1 passed again")
+	s.approve()
+	s.reconcile("approved again")
+	s.reconcile("step 2 prepared again")
+	s.reconcile("batch 2 ready again")
+	s.reconcile("weight 50 again")
+	s.run(2, analysisv1alpha1.AnalysisPhaseSuccessful)
+	s.reconcile("run 2 passed")
+	s.approve()
+	s.reconcile("step 3")
+	s.reconcile("batch 3 ready")
+	s.finish()
+	s.golden("analysis-abort-retry")
+}
+
+// Under onFailure Pause a failed run holds its step for a person, even a step that would not pause; an
+// approval goes on. An inconclusive background run holds every later step the same way.
+func TestGoldenAnalysisPause(t *testing.T) {
+	s := newSim(t, withPause(replicas("1"), 0), withPause(replicas("50%"), 0), replicas("100%"))
+	s.analysis = &AnalysisObs{Name: "app", Gated: []int32{1}, Runs: map[int32]RunObs{}, Background: true}
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.run(0, analysisv1alpha1.AnalysisPhaseRunning)
+	s.reconcile("batch 1 ready")
+	s.run(1, analysisv1alpha1.AnalysisPhaseFailed)
+	d := s.reconcile("run 1 failed")
+	if c := GetCondition(d.Status.Conditions, ConditionStalled); c == nil || c.Reason != analysisv1alpha1.ReasonAnalysisFailed {
+		t.Errorf("Stalled = %+v, want reason %s", c, analysisv1alpha1.ReasonAnalysisFailed)
+	}
+	s.reconcile("still held")
+	s.approve()
+	s.reconcile("approved anyway")
+	s.run(0, analysisv1alpha1.AnalysisPhaseInconclusive)
+	d = s.reconcile("background inconclusive")
+	if c := GetCondition(d.Status.Conditions, ConditionReconciling); c == nil || c.Reason != ReasonAnalysisInconclusive {
+		t.Errorf("Reconciling = %+v, want reason %s", c, ReasonAnalysisInconclusive)
+	}
+	if sub := s.status.GetSubStatus(); sub.CurrentStepIndex != 2 || sub.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
+		t.Errorf("step %d %s, want step 2 held at its pause", sub.CurrentStepIndex, sub.CurrentStepState)
+	}
+	s.approve()
+	s.reconcile("approved step 2")
+	s.reconcile("batch 3 ready")
+	s.approve()
+	s.reconcile("approved step 3")
+	s.reconcile("finalising")
+	s.reconcile("finalised")
+	s.golden("analysis-pause")
+}
+
+// A step whose pods are not ready within the progress deadline stalls, naming them, and goes on by itself
+// once they are ready.
+func TestProgressDeadline(t *testing.T) {
+	s := newSim(t, replicas("1"), replicas("100%"))
+	s.analysis = &AnalysisObs{Name: "app", Runs: map[int32]RunObs{}, ProgressDeadline: time.Minute,
+		StuckPods: []string{"app-x (container app: CrashLoopBackOff)"}}
+	s.reconcile("created")
+	s.br = &simBatch{}
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.brReconcile("initialized")
+	s.brReconcile("batch 1 started")
+	d := s.reconcile("pods not ready")
+	if GetCondition(d.Status.Conditions, ConditionStalled) != nil || d.RequeueAfter != time.Minute+time.Second {
+		t.Errorf("before the deadline: conditions %+v, requeue %v; want no stall, a look at the deadline", d.Status.Conditions, d.RequeueAfter)
+	}
+	s.now = s.now.Add(61 * time.Second)
+	d = s.reconcile("deadline passed")
+	want := "the pods of step(1) did not become ready within progressDeadlineSeconds (1m0s): app-x (container app: CrashLoopBackOff)"
+	if c := GetCondition(d.Status.Conditions, ConditionStalled); c == nil || c.Reason != analysisv1alpha1.ReasonProgressDeadlineExceeded || c.Message != want {
+		t.Errorf("Stalled = %+v, want reason %s, message %q", c, analysisv1alpha1.ReasonProgressDeadlineExceeded, want)
+	}
+	s.podsReady()
+	s.brReconcile("pods ready")
+	d = s.reconcile("step 1 done")
+	if GetCondition(d.Status.Conditions, ConditionStalled) != nil {
+		t.Errorf("still stalled once the pods are ready: %+v", d.Status.Conditions)
+	}
+}
