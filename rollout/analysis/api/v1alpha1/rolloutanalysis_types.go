@@ -6,7 +6,9 @@ import (
 
 // RolloutAnalysisSpec binds analysis to a Rollout without touching the Rollout: which steps are gated by
 // which templates, what runs in the background of the whole release, what a failure does, and how long a
-// step's pods may take to become ready. Design only: no controller acts on it yet (docs/analysis.md).
+// step's pods may take to become ready. The analysis module's RolloutAnalysis controller creates the runs of
+// the steps and of the background and reports them in the status; the Rollout engine reads that status to gate
+// its steps (docs/analysis.md).
 type RolloutAnalysisSpec struct {
 	// rolloutRef names the Rollout, in the RolloutAnalysis's namespace. One RolloutAnalysis per Rollout.
 	// +required
@@ -127,7 +129,18 @@ type RolloutAnalysisStatus struct {
 	// +optional
 	CanaryRevision string `json:"canaryRevision,omitempty"`
 
-	// runs are the AnalysisRuns of the current release: each step's, and the background's.
+	// attempt counts the retries of the current release's analysis: 0 until the first retry, reset by a new
+	// revision. It is part of the runs' names, so that each attempt gets runs of its own.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Attempt int32 `json:"attempt,omitempty"`
+
+	// observedRetry is the value of the analysis.flotilla.dev/retry annotation last honoured.
+	// +optional
+	ObservedRetry string `json:"observedRetry,omitempty"`
+
+	// runs are the AnalysisRuns of the current release's current attempt: each step's, and the background's,
+	// sorted by step.
 	// +listType=map
 	// +listMapKey=name
 	// +optional
@@ -165,7 +178,52 @@ const (
 	ReasonAnalysisFailed = "AnalysisFailed"
 	// ReasonProgressDeadlineExceeded: a step's pods did not become ready within progressDeadlineSeconds.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonConflict: another, older RolloutAnalysis names the same Rollout; this one acts on nothing.
+	ReasonConflict = "Conflict"
+	// ReasonRolloutNotFound (Ready False): the Rollout the RolloutAnalysis names does not exist.
+	ReasonRolloutNotFound = "RolloutNotFound"
+	// ReasonPassing (Ready True): no run of the current attempt failed, erred or was inconclusive.
+	ReasonPassing = "Passing"
 )
+
+// Condition types of a RolloutAnalysis.
+const (
+	// RolloutAnalysisReady is True (reason Passing) while no run of the current attempt has failed, erred or
+	// been inconclusive; False otherwise, with the run's phase (or RolloutNotFound, Conflict) as its reason.
+	RolloutAnalysisReady = "Ready"
+	// RolloutAnalysisStalled is True when a run failed or erred (reason AnalysisFailed) or when another
+	// RolloutAnalysis names the same Rollout (reason Conflict).
+	RolloutAnalysisStalled = "Stalled"
+)
+
+// RetryAnnotation on a RolloutAnalysis asks for the current release's analysis to start again: whenever its
+// value (opaque; `kubectl kruise rollout retry` writes a timestamp) differs from status.observedRetry, the
+// attempt goes up, the status forgets the runs of the previous attempt (they stay, for history; those still
+// running are terminated) and new runs are created as the release reaches their steps.
+const RetryAnnotation = "analysis.flotilla.dev/retry"
+
+// Labels on the AnalysisRuns a RolloutAnalysis creates.
+const (
+	// RolloutAnalysisLabel names the RolloutAnalysis that created the run.
+	RolloutAnalysisLabel = "analysis.flotilla.dev/rollout-analysis"
+	// StepLabel is the step the run gates, "0" for the background run.
+	StepLabel = "analysis.flotilla.dev/step"
+)
+
+// Built-in arguments every run of a RolloutAnalysis is given; the RolloutAnalysis's, a step's and the
+// background's args may not override them.
+const (
+	ArgNamespace      = "namespace"
+	ArgRollout        = "rollout"
+	ArgWorkloadKind   = "workload-kind"
+	ArgWorkloadName   = "workload-name"
+	ArgStableRevision = "stable-revision"
+	ArgCanaryRevision = "canary-revision"
+	ArgStepIndex      = "step-index"
+)
+
+// BuiltinArgs are the built-in arguments' names, in the order runs list them.
+var BuiltinArgs = []string{ArgNamespace, ArgRollout, ArgWorkloadKind, ArgWorkloadName, ArgStableRevision, ArgCanaryRevision, ArgStepIndex}
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -175,7 +233,8 @@ const (
 // +kubebuilder:printcolumn:name="MESSAGE",type="string",JSONPath=".status.message"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 
-// RolloutAnalysis binds metric analysis to a Rollout: the design of the binding; nothing acts on it yet.
+// RolloutAnalysis binds metric analysis to a Rollout: its controller creates an AnalysisRun for each gated step
+// the Rollout's release reaches and one for the background, and reports their phases in its status.
 type RolloutAnalysis struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
