@@ -17,6 +17,10 @@ import (
 // does not patch each one.
 const BatchPodLabelsAnnotation = "rollouts.flotilla.dev/batch-pod-labels"
 
+// ReleaseAbortedAnnotation ("true") on a Deployment of a partition-style release tells the Advanced
+// Deployment controller that the release was aborted, so the new ReplicaSet shrinks to the partition.
+const ReleaseAbortedAnnotation = "rollouts.flotilla.dev/release-aborted"
+
 // batchLabelKeys are the pod labels a release stamps on a batch's pods.
 var batchLabelKeys = []string{rolloutsv1beta1.RolloutIDLabel, rolloutsv1beta1.RolloutBatchIDLabel}
 

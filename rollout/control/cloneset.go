@@ -57,7 +57,7 @@ func (s *cloneSetPartition) UpgradeBatch(ctx context.Context, batch Batch) error
 	if err != nil {
 		return err
 	}
-	return applyMergePatch(ctx, s.c, cs, cloneSetBatchPatch(cs, desiredUpdated))
+	return applyMergePatch(ctx, s.c, cs, cloneSetBatchPatch(cs, desiredUpdated, batch.Abort))
 }
 
 // Finalize implements WorkloadControl.
@@ -147,11 +147,12 @@ func cloneSetInitPatch(cs *kruiseappsv1alpha1.CloneSet, t Target) map[string]any
 }
 
 // cloneSetBatchPatch lowers the partition to the number of pods to keep; it never raises it.
-func cloneSetBatchPatch(cs *kruiseappsv1alpha1.CloneSet, desiredUpdated int32) map[string]any {
+func cloneSetBatchPatch(cs *kruiseappsv1alpha1.CloneSet, desiredUpdated int32, abort bool) map[string]any {
 	replicas := cloneSetReplicas(cs)
 	target := replicas - upTo(desiredUpdated, replicas)
 	p := cs.Spec.UpdateStrategy.Partition
-	if p == nil || cloneSetStableCount(p, replicas) <= target {
+	// An aborted release raises the partition: the CloneSet takes its updated pods back to the stable revision.
+	if p == nil || cloneSetStableCount(p, replicas) == target || (!abort && cloneSetStableCount(p, replicas) < target) {
 		return nil
 	}
 	patch := map[string]any{}

@@ -199,17 +199,21 @@ func TestCloneSetBatchPatch(t *testing.T) {
 		replicas  int32
 		partition *intstr.IntOrString
 		desired   int32
+		abort     bool
 		want      map[string]any
 	}{
-		{"from 100%", 10, ptr.To(intstr.FromString("100%")), 2, partition(8)},
-		{"percent rounds up when comparing", 3, ptr.To(intstr.FromString("50%")), 1, nil},
-		{"percent lowered", 3, ptr.To(intstr.FromString("50%")), 2, partition(1)},
-		{"no partition: nothing to lower", 3, nil, 1, nil},
-		{"unreadable partition counts as frozen", 3, ptr.To(intstr.FromString("half")), 1, partition(2)},
+		{"from 100%", 10, ptr.To(intstr.FromString("100%")), 2, false, partition(8)},
+		{"percent rounds up when comparing", 3, ptr.To(intstr.FromString("50%")), 1, false, nil},
+		{"percent lowered", 3, ptr.To(intstr.FromString("50%")), 2, false, partition(1)},
+		{"no partition: nothing to lower", 3, nil, 1, false, nil},
+		{"unreadable partition counts as frozen", 3, ptr.To(intstr.FromString("half")), 1, false, partition(2)},
+		{"a partition never rises", 10, ptr.To(intstr.FromInt32(6)), 0, false, nil},
+		{"but for an aborted release", 10, ptr.To(intstr.FromInt32(6)), 0, true, partition(10)},
+		{"an aborted release already back", 10, ptr.To(intstr.FromInt32(10)), 0, true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := cloneSetBatchPatch(testCloneSet(tt.replicas, tt.partition), tt.desired)
+			got := cloneSetBatchPatch(testCloneSet(tt.replicas, tt.partition), tt.desired, tt.abort)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("patch (-want +got):\n%s", diff)
 			}

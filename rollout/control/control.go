@@ -84,6 +84,10 @@ type Batch struct {
 	// pods the release being rolled back never reached. They are part of DesiredUpdated. A control whose
 	// partition counts ordinals rather than pods must not count them, as they sit below the partition.
 	Unmoved int32
+	// Abort: the release was aborted (its analysis failed). The workload goes back to DesiredUpdated new pods
+	// even below what it runs, the one case a batch moves a release backwards. Controls that cannot yet
+	// (StatefulSets, DaemonSets) keep their pods.
+	Abort bool
 }
 
 // WorkloadControl drives one workload for one release. Every method is idempotent: the BatchRelease
@@ -94,7 +98,7 @@ type WorkloadControl interface {
 	// Initialize takes control of the workload: control-info annotation, frozen rollout.
 	Initialize(ctx context.Context) error
 	// UpgradeBatch lets the workload run updated pods until b.DesiredUpdated of them exist. It never moves a
-	// release backwards.
+	// release backwards, but for an aborted one (b.Abort).
 	UpgradeBatch(ctx context.Context, b Batch) error
 	// Finalize releases the workload. With Plan.BatchPartition nil the release completes (the workload
 	// rolls out fully); otherwise the workload is left as the last batch made it. done is false while the

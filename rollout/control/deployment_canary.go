@@ -112,7 +112,7 @@ func (d *deploymentCanary) UpgradeBatch(ctx context.Context, batch Batch) error 
 			return err
 		}
 	}
-	return applyMergePatch(ctx, d.c, canary, canaryScalePatch(canary, desiredUpdated))
+	return applyMergePatch(ctx, d.c, canary, canaryScalePatch(canary, desiredUpdated, batch.Abort))
 }
 
 // creationKey names the canary creations of one release of one workload.

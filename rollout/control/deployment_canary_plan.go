@@ -90,9 +90,9 @@ func matchingCanary(canaries []appsv1.Deployment, want *corev1.PodTemplateSpec) 
 	return found
 }
 
-// canaryScalePatch scales the canary up to desired; it never scales down.
-func canaryScalePatch(canary *appsv1.Deployment, desired int32) map[string]any {
-	if canary.Spec.Replicas != nil && *canary.Spec.Replicas >= desired {
+// canaryScalePatch scales the canary up to desired; it scales down only for an aborted release.
+func canaryScalePatch(canary *appsv1.Deployment, desired int32, abort bool) map[string]any {
+	if r := canary.Spec.Replicas; r != nil && (*r == desired || (!abort && *r > desired)) {
 		return nil
 	}
 	return map[string]any{"spec": map[string]any{"replicas": int64(max(desired, 0))}}

@@ -102,17 +102,20 @@ func TestCanaryScalePatch(t *testing.T) {
 	tests := []struct {
 		current *int32
 		desired int32
+		abort   bool
 		want    map[string]any
 	}{
-		{ptr.To[int32](0), 1, map[string]any{"spec": map[string]any{"replicas": int64(1)}}},
-		{ptr.To[int32](1), 3, map[string]any{"spec": map[string]any{"replicas": int64(3)}}},
-		{ptr.To[int32](3), 1, nil},
-		{ptr.To[int32](3), 3, nil},
-		{nil, 2, map[string]any{"spec": map[string]any{"replicas": int64(2)}}},
+		{ptr.To[int32](0), 1, false, map[string]any{"spec": map[string]any{"replicas": int64(1)}}},
+		{ptr.To[int32](1), 3, false, map[string]any{"spec": map[string]any{"replicas": int64(3)}}},
+		{ptr.To[int32](3), 1, false, nil},
+		{ptr.To[int32](3), 3, false, nil},
+		{nil, 2, false, map[string]any{"spec": map[string]any{"replicas": int64(2)}}},
+		{ptr.To[int32](3), 0, true, map[string]any{"spec": map[string]any{"replicas": int64(0)}}},
+		{ptr.To[int32](0), 0, true, nil},
 	}
 	for _, tt := range tests {
 		d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: tt.current}}
-		if diff := cmp.Diff(tt.want, canaryScalePatch(d, tt.desired)); diff != "" {
+		if diff := cmp.Diff(tt.want, canaryScalePatch(d, tt.desired, tt.abort)); diff != "" {
 			t.Errorf("scale %v to %d (-want +got):\n%s", tt.current, tt.desired, diff)
 		}
 	}

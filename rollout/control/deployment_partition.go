@@ -87,7 +87,7 @@ func PatchControlledAnnotation(ctx context.Context, c client.Client, d *appsv1.D
 	return PatchControlledAnnotations(ctx, c, d, map[string]string{key: value}, guards...)
 }
 
-// PatchControlledAnnotations sets annotations of a Deployment under a release's control by a JSON patch that
+// PatchControlledAnnotations sets annotations (an empty value removes one) of a Deployment under a release's control by a JSON patch that
 // first tests its control-info, and each annotation named in guards, against the values d carries. Unlike a
 // resourceVersion guard it does not lose to kube-controller-manager's status writes, which come with every
 // pod of a batch. A failed test (the release lost control, or a guarded annotation changed since the read)
@@ -98,7 +98,11 @@ func PatchControlledAnnotations(ctx context.Context, c client.Client, d *appsv1.
 		ops = append(ops, map[string]any{"op": "test", "path": AnnotationPath(k), "value": d.Annotations[k]})
 	}
 	for _, k := range slices.Sorted(maps.Keys(values)) {
-		ops = append(ops, map[string]any{"op": "add", "path": AnnotationPath(k), "value": values[k]})
+		if values[k] != "" {
+			ops = append(ops, map[string]any{"op": "add", "path": AnnotationPath(k), "value": values[k]})
+		} else if _, ok := d.Annotations[k]; ok {
+			ops = append(ops, map[string]any{"op": "remove", "path": AnnotationPath(k)})
+		}
 	}
 	if err := patchJSON(ctx, c, appsv1.Resource("deployments"), d, ops); err != nil {
 		return fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
@@ -293,6 +297,7 @@ func partitionUpgraded(d *appsv1.Deployment, batch Batch) (map[string]string, er
 		s.Partition = want
 		changes[rolloutsv1beta1.DeploymentStrategyAnnotation] = partitionStrategyJSON(s)
 	}
+	abortedPartition(d, &s, current, batch, changes)
 	if len(batch.PodLabels) > 0 && !maps.Equal(BatchPodLabelsFrom(d.Annotations), batch.PodLabels) {
 		changes[BatchPodLabelsAnnotation] = EncodeBatchPodLabels(batch.PodLabels)
 	}
@@ -314,6 +319,20 @@ func raisedPartition(partition intstr.IntOrString, current int32, batch Batch, r
 		}
 	}
 	return intstr.FromInt32(desired), true
+}
+
+// abortedPartition lowers the partition of an aborted release to the batch and marks the Deployment so, or
+// drops the mark once the release goes on.
+func abortedPartition(d *appsv1.Deployment, s *rolloutsv1beta1.DeploymentStrategy, current int32, batch Batch, changes map[string]string) {
+	marked := d.Annotations[ReleaseAbortedAnnotation] == "true"
+	switch {
+	case batch.Abort && (current != batch.DesiredUpdated || !marked):
+		s.Partition = intstr.FromInt32(batch.DesiredUpdated)
+		changes[rolloutsv1beta1.DeploymentStrategyAnnotation] = partitionStrategyJSON(*s)
+		changes[ReleaseAbortedAnnotation] = "true"
+	case !batch.Abort && marked:
+		changes[ReleaseAbortedAnnotation] = ""
+	}
 }
 
 // partitionFinalized is d released by the control: resumed with its saved rolling update restored and every

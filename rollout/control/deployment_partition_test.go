@@ -402,3 +402,24 @@ func TestPartitionGone(t *testing.T) {
 		t.Errorf("Finalize() = %v, %v; want done", done, err)
 	}
 }
+
+// An aborted release lowers the partition and marks the Deployment; the next batch drops the mark.
+func TestPartitionUpgradedAbort(t *testing.T) {
+	d := released(partitionOwner, "5")
+	got, err := partitionUpgraded(d, Batch{DesiredUpdated: 0, Abort: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(got[strategyKey], `"partition":0}`) || got[ReleaseAbortedAnnotation] != "true" {
+		t.Errorf("aborted: changes %v, want partition 0 and the aborted mark", got)
+	}
+	d = released(partitionOwner, "0")
+	d.Annotations[ReleaseAbortedAnnotation] = "true"
+	if got, _ = partitionUpgraded(d, Batch{DesiredUpdated: 0, Abort: true}); len(got) != 0 {
+		t.Errorf("already aborted: changes %v, want none", got)
+	}
+	got, _ = partitionUpgraded(d, Batch{DesiredUpdated: 1})
+	if v, ok := got[ReleaseAbortedAnnotation]; !ok || v != "" || !strings.HasSuffix(got[strategyKey], `"partition":1}`) {
+		t.Errorf("retried: changes %v, want the mark removed and partition 1", got)
+	}
+}

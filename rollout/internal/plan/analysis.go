@@ -159,9 +159,9 @@ func abortPlan(d *RolloutDecision, w RolloutWorld, sub rolloutsv1beta1.CommonSta
 	return p
 }
 
-// carriesAbort: the plan asks for no new pod at its partition, as only an aborted release's does (a step of
+// CarriesAbort: the plan asks for no new pod at its partition, as only an aborted release's does (a step of
 // 0 replicas is refused at admission).
-func carriesAbort(p rolloutsv1beta1.ReleasePlan) bool {
+func CarriesAbort(p rolloutsv1beta1.ReleasePlan) bool {
 	if p.BatchPartition == nil || int(*p.BatchPartition) >= len(p.Batches) {
 		return false
 	}

@@ -48,12 +48,12 @@ func TestGoldenAnalysisAbortAndRetry(t *testing.T) {
 	if c := GetCondition(d.Status.Conditions, ConditionStalled); c == nil || c.Reason != analysisv1alpha1.ReasonAnalysisFailed {
 		t.Errorf("Stalled = %+v, want reason %s", c, analysisv1alpha1.ReasonAnalysisFailed)
 	}
-	if carriesAbort(*s.plan) {
+	if CarriesAbort(*s.plan) {
 		t.Errorf("pods taken away before the traffic is back on stable")
 	}
 	s.reconcile("traffic to stable")
 	s.reconcile("canary pods gone")
-	if !carriesAbort(*s.plan) || s.net.routes != "" {
+	if !CarriesAbort(*s.plan) || s.net.routes != "" {
 		t.Errorf("aborted release: plan %+v, routes %q; want no new pods and no routes", s.plan, s.net.routes)
 	}
 	s.reconcile("stays aborted")

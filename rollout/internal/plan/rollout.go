@@ -593,7 +593,7 @@ func heldPlan(w RolloutWorld, sub rolloutsv1beta1.CommonStatus, hold bool) *roll
 // readyStep is the step whose batch is ready. A BatchRelease still carrying an aborted release's plan is
 // ready with no new pod, which says nothing of a step.
 func readyStep(w RolloutWorld) int32 {
-	if w.Batch == nil || carriesAbort(w.Batch.Plan) {
+	if w.Batch == nil || CarriesAbort(w.Batch.Plan) {
 		return 0
 	}
 	return w.Batch.ReadyStep

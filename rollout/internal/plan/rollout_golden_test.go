@@ -100,7 +100,7 @@ func (s *sim) line(note string, d RolloutDecision) string {
 	br := "none"
 	if s.plan != nil && s.plan.BatchPartition != nil {
 		br = fmt.Sprintf("partition=%d", *s.plan.BatchPartition)
-		if carriesAbort(*s.plan) {
+		if CarriesAbort(*s.plan) {
 			br += " no-new-pods"
 		}
 	} else if s.plan != nil {

@@ -336,6 +336,7 @@ func (r *Reconciler) act(ctx context.Context, br *rolloutsv1beta1.BatchRelease, 
 			Share:          d.Share,
 			Unmoved:        d.Unmoved,
 			PodLabels:      control.BatchPodLabels(br.Spec.ReleasePlan.RolloutID, d.Status.CanaryStatus.CurrentBatch),
+			Abort:          plan.CarriesAbort(br.Spec.ReleasePlan),
 		})
 	case plan.ActionFinalize:
 		done, err := ctl.Finalize(ctx)

@@ -43,6 +43,9 @@ type Input struct {
 	Old []ReplicaSetState
 	// PodLabels are the labels of the current batch's pods (control.BatchPodLabelsAnnotation), if any.
 	PodLabels map[string]string
+	// Aborted: the release was aborted (control.ReleaseAbortedAnnotation); the new ReplicaSet shrinks to
+	// the partition.
+	Aborted bool
 }
 
 // Step is one write to a ReplicaSet: its spec.replicas together with its replica annotations.
@@ -155,7 +158,7 @@ func resolveLimits(in Input) (limits, error) {
 }
 
 // newGoal is where the new ReplicaSet heads: the partition, but never below the pods it already runs,
-// so a lowered partition never moves a release back. When the Deployment was scaled, those pods scale in
+// so a lowered partition never moves a release back, unless the release was aborted. When the Deployment was scaled, those pods scale in
 // proportion to the new replicas, up or down, as upstream and kube-controller-manager scale every active
 // ReplicaSet: 2 new and 3 old pods scaled to 10 become 4 and 6. A paused strategy holds the new ReplicaSet;
 // with no old ReplicaSet there is nothing else to run, so it takes every pod.
@@ -172,6 +175,9 @@ func newGoal(in Input, replicas, target int32) int32 {
 	}
 	if in.Strategy.Paused {
 		return min(keep, replicas)
+	}
+	if in.Aborted {
+		return min(target, replicas)
 	}
 	return min(max(target, keep), replicas)
 }

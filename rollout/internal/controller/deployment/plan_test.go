@@ -60,6 +60,12 @@ func TestCompute(t *testing.T) {
 		in:   Input{Replicas: 10, Strategy: strategy(num(1)), Old: []ReplicaSetState{rs("v1", 10, 10)}},
 		want: []Step{create(1), up("v1", 10, 9)}, wantStatus: status(0, 1),
 	}, {
+		name: "an aborted release shrinks the new set to the partition and grows the old one back",
+		in: Input{Replicas: 4, Strategy: strategy(num(0)), Aborted: true,
+			New: ptr.To(rs("v2", 2, 4)), Old: []ReplicaSetState{rs("v1", 2, 4)}},
+		// At once: the aborted version's pods are the ones failing their analysis.
+		want: []Step{{Name: "v2", New: true, From: 2, To: 0}, up("v1", 2, 4)}, wantStatus: status(2, 0),
+	}, {
 		name: "first batch waits for its pod",
 		in: Input{Replicas: 10, Strategy: strategy(num(1)),
 			New: ptr.To(unavailable(rs("v2", 1, 10), 0)), Old: []ReplicaSetState{rs("v1", 9, 10)}},

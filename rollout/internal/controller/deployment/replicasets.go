@@ -45,7 +45,7 @@ func deploymentReplicas(d *appsv1.Deployment) int32 {
 func planInput(d *appsv1.Deployment, s rolloutsv1beta1.DeploymentStrategy, newRS *appsv1.ReplicaSet,
 	old []*appsv1.ReplicaSet) Input {
 	in := Input{Replicas: deploymentReplicas(d), Strategy: s, Old: make([]ReplicaSetState, 0, len(old)),
-		PodLabels: control.BatchPodLabelsFrom(d.Annotations)}
+		PodLabels: control.BatchPodLabelsFrom(d.Annotations), Aborted: d.Annotations[control.ReleaseAbortedAnnotation] == "true"}
 	if newRS != nil {
 		state := replicaSetState(newRS)
 		state.Stamped = control.StampedBatchLabels(&newRS.Spec.Template, &d.Spec.Template)
