@@ -13,11 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	analysisv1alpha1 "github.com/flotilla-dev/flotilla/rollout/analysis/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
 
 var (
 	rolloutsGVR      = rolloutsv1beta1.GroupVersion.WithResource("rollouts")
+	analysesGVR      = analysisv1alpha1.GroupVersion.WithResource("rolloutanalyses")
 	batchReleasesGVR = rolloutsv1beta1.GroupVersion.WithResource("batchreleases")
 	rolloutsResource = rolloutsGVR.GroupResource().String()
 	patchOptions     = metav1.PatchOptions{FieldManager: "kubectl-kruise"}
@@ -32,6 +34,10 @@ type rolloutAPI interface {
 	PatchRolloutStatus(ctx context.Context, name string, patch []byte) (*unstructured.Unstructured, error)
 	PatchRollout(ctx context.Context, name string, patch []byte) (*unstructured.Unstructured, error)
 	ListRolloutNames(ctx context.Context) ([]string, error)
+	// Analyses returns the RolloutAnalyses naming the Rollout, the one that binds it first; none where the
+	// kind is not served.
+	Analyses(ctx context.Context, rollout string) ([]analysisv1alpha1.RolloutAnalysis, error)
+	PatchAnalysis(ctx context.Context, name string, patch []byte) (*unstructured.Unstructured, error)
 	// WorkloadAnnotations returns the annotations of the workload a Rollout references.
 	WorkloadAnnotations(ctx context.Context, ref rolloutsv1beta1.ObjectRef) (map[string]string, error)
 	Namespace() string
@@ -98,6 +104,31 @@ func (d *dynamicAPI) ListRolloutNames(ctx context.Context) ([]string, error) {
 		names = append(names, item.GetName())
 	}
 	return names, nil
+}
+
+func (d *dynamicAPI) Analyses(ctx context.Context, rollout string) ([]analysisv1alpha1.RolloutAnalysis, error) {
+	list, err := d.client.Resource(analysesGVR).Namespace(d.namespace).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing RolloutAnalyses: %w", err)
+	}
+	var out []analysisv1alpha1.RolloutAnalysis
+	for i := range list.Items {
+		ra := analysisv1alpha1.RolloutAnalysis{}
+		if err := fromUnstructured(&list.Items[i], &ra); err != nil {
+			return nil, err
+		}
+		if ra.Spec.RolloutRef.Name == rollout {
+			out = append(out, ra)
+		}
+	}
+	return bindingFirst(out), nil
+}
+
+func (d *dynamicAPI) PatchAnalysis(ctx context.Context, name string, patch []byte) (*unstructured.Unstructured, error) {
+	return d.client.Resource(analysesGVR).Namespace(d.namespace).Patch(ctx, name, types.MergePatchType, patch, patchOptions)
 }
 
 func fromUnstructured(u *unstructured.Unstructured, into any) error {

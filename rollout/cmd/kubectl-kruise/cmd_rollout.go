@@ -49,7 +49,7 @@ object of that type in the namespace, as upstream's plugin does.`,
 		RunE:                  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newApproveCommand(a), newPauseCommand(a, true), newPauseCommand(a, false), newStatusCommand(a),
-		newRestartCommand(a), newHistoryCommand(a), newUndoCommand(a), newRollbackCommand(a))
+		newRestartCommand(a), newHistoryCommand(a), newUndoCommand(a), newRollbackCommand(a), newRetryCommand(a))
 	return cmd
 }
 

@@ -150,7 +150,12 @@ func (a *app) look(ctx context.Context, api rolloutAPI, name string) (snapshot, 
 	if v.Outcome == outcomeDone {
 		v = pendingRelease(ctx, api, ro, v)
 	}
-	return snapshot{Rollout: ro, Batch: br, Verdict: v, Now: a.clock.Now()}, nil
+	s := snapshot{Rollout: ro, Batch: br, Verdict: v, Now: a.clock.Now()}
+	if analyses, err := api.Analyses(ctx, name); err == nil && len(analyses) > 0 {
+		// The view goes on without it when it cannot be read, as without the BatchRelease.
+		s.Analysis = &analyses[0]
+	}
+	return s, nil
 }
 
 // pendingRelease keeps a finished-looking Rollout in progress while its workload carries the in-progressing

@@ -16,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/clock"
 
+	analysisv1alpha1 "github.com/flotilla-dev/flotilla/rollout/analysis/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
 
@@ -32,6 +33,9 @@ type fakeAPI struct {
 	patchFailure error
 	// workloadAnnotations are the referenced workload's annotations.
 	workloadAnnotations map[string]string
+	// analyses are the namespace's RolloutAnalyses; analysisPatch records "name patch" per patch.
+	analyses      []analysisv1alpha1.RolloutAnalysis
+	analysisPatch []string
 }
 
 func (f *fakeAPI) Namespace() string { return "apps" }
@@ -74,6 +78,25 @@ func (f *fakeAPI) PatchRollout(_ context.Context, name string, patch []byte) (*u
 
 func (f *fakeAPI) ListRolloutNames(context.Context) ([]string, error) {
 	return []string{"demo", "other"}, nil
+}
+
+func (f *fakeAPI) Analyses(_ context.Context, rollout string) ([]analysisv1alpha1.RolloutAnalysis, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []analysisv1alpha1.RolloutAnalysis
+	for _, ra := range f.analyses {
+		if ra.Spec.RolloutRef.Name == rollout {
+			out = append(out, ra)
+		}
+	}
+	return bindingFirst(out), nil
+}
+
+func (f *fakeAPI) PatchAnalysis(_ context.Context, name string, patch []byte) (*unstructured.Unstructured, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.analysisPatch = append(f.analysisPatch, name+" "+string(patch))
+	return patched(name), f.patchFailure
 }
 
 func patched(name string) *unstructured.Unstructured {

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	analysisv1alpha1 "github.com/flotilla-dev/flotilla/rollout/analysis/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
@@ -14,8 +15,10 @@ import (
 type snapshot struct {
 	Rollout *rolloutsv1beta1.Rollout
 	Batch   *rolloutsv1beta1.BatchRelease
-	Verdict verdict
-	Now     time.Time
+	// Analysis is the RolloutAnalysis binding the Rollout, if any.
+	Analysis *analysisv1alpha1.RolloutAnalysis
+	Verdict  verdict
+	Now      time.Time
 }
 
 // renderStatus draws the whole status: a header, one row per step, the current batch and the message.
@@ -27,10 +30,43 @@ func renderStatus(s snapshot) string {
 	if line := progressLine(s); line != "" {
 		fmt.Fprintf(&b, "%s\n", line)
 	}
+	if line := analysisLine(s.Analysis); line != "" {
+		fmt.Fprintf(&b, "%s\n", line)
+	}
 	if ro.Status.Message != "" {
 		fmt.Fprintf(&b, "Message: %s\n", ro.Status.Message)
 	}
 	return b.String()
+}
+
+// analysisLine names the binding's runs of the release and their phases, then what the binding says.
+func analysisLine(ra *analysisv1alpha1.RolloutAnalysis) string {
+	if ra == nil {
+		return ""
+	}
+	runs := make([]string, 0, len(ra.Status.Runs))
+	for _, run := range ra.Status.Runs {
+		what := fmt.Sprintf("step %d", run.Step)
+		if run.Step == 0 {
+			what = "background"
+		}
+		runs = append(runs, fmt.Sprintf("%s %s %s", what, run.Name, orPending(run.Phase)))
+	}
+	line := "Analysis: " + ra.Name
+	if len(runs) > 0 {
+		line += " (" + strings.Join(runs, ", ") + ")"
+	}
+	if ra.Status.Message != "" {
+		line += ": " + ra.Status.Message
+	}
+	return line
+}
+
+func orPending(p analysisv1alpha1.AnalysisPhase) analysisv1alpha1.AnalysisPhase {
+	if p == "" {
+		return analysisv1alpha1.AnalysisPhasePending
+	}
+	return p
 }
 
 // summaryLine is one line for logs: the step, its state and the batch's progress.
