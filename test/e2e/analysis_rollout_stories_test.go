@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 var rolloutAnalyses = schema.GroupVersionResource{Group: "analysis.flotilla.dev", Version: "v1alpha1", Resource: "rolloutanalyses"}
@@ -59,6 +60,15 @@ spec:
   steps:
   - {step: 1, templates: [{name: canary-health}]}
   - {step: 2, templates: [{name: canary-health}]}`
+
+const deadlineBinding = `
+apiVersion: analysis.flotilla.dev/v1alpha1
+kind: RolloutAnalysis
+metadata: {name: app}
+spec:
+  rolloutRef: {name: app}
+  progressDeadlineSeconds: 5
+  abortOnProgressDeadline: true`
 
 // analysisRunPhases are the phases of the namespace's AnalysisRuns by name.
 func analysisRunPhases(ctx context.Context, ns string) map[string]string {
@@ -135,6 +145,34 @@ var _ = Describe("Rollouts gated by metric analysis", Ordered, func() {
 		phases := analysisRunPhases(ctx, s.ns)
 		Expect(phases).To(HaveLen(4))
 		Expect(phases).To(ContainElements("Successful", "Failed"))
+	})
+
+	It("aborts a step whose pods cannot be scheduled past its progress deadline, naming them", func(ctx SpecContext) {
+		s := newStory(ctx, "Deployment", 4)
+		s.createYAML(ctx, deadlineBinding)
+		s.waitPods(ctx, map[string]int{"v1": 4})
+		s.rollout(ctx, "canary:\n  enableExtraWorkloadForCanary: true\n  steps:\n  - replicas: 1\n  - replicas: 100%")
+
+		By("v2 asks for a node no one has: its canary pod stays Pending")
+		nowhere := `{"spec":{"template":{"spec":{"nodeSelector":{"flotilla.dev/nowhere":"true"},` +
+			`"containers":[{"name":"app","env":[{"name":"VERSION","value":"v2"}]}]}}}}`
+		_, err := kube.AppsV1().Deployments(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, []byte(nowhere), metav1.PatchOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() string { return s.condition(ctx, "Stalled") }).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(And(
+			HavePrefix("True/ProgressDeadlineExceeded: release aborted: the pods of step(1) did not become ready within progressDeadlineSeconds (5s): app-"),
+			ContainSubstring("(Unschedulable: ")))
+		s.waitPods(ctx, map[string]int{"v1": 4})
+
+		By("a fixed revision is released")
+		fixed := `{"spec":{"template":{"spec":{"nodeSelector":null,"containers":[{"name":"app","env":[{"name":"VERSION","value":"v3"}]}]}}}}`
+		_, err = kube.AppsV1().Deployments(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, []byte(fixed), metav1.PatchOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		s.waitPods(ctx, map[string]int{"v1": 4, "v3": 1})
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		Expect(s.condition(ctx, "Stalled")).To(BeEmpty())
+		s.approve(ctx)
+		s.waitPhase(ctx, "Healthy")
+		s.waitPods(ctx, map[string]int{"v3": 4})
 	})
 
 	It("scales a canary Deployment to zero on abort, and releases once the binding is gone", func(ctx SpecContext) {

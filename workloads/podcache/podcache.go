@@ -1,8 +1,9 @@
 // Package podcache keeps a manager's pod cache small. Most pods of a cluster belong to native workloads, whose
 // pods the manager's controllers read only by their metadata, node, IP and conditions (the Rollout engine
 // counting ready pods of a batch, the native DaemonSet release replacing pods node by node); holding their
-// containers, volumes and container statuses cost most of an idle manager's memory. Pods the Kruise workload
-// modules manage, or a SidecarSet injected, keep everything: their controllers compare and update specs.
+// containers, volumes and container statuses cost most of an idle manager's memory (a waiting container keeps
+// only its reason, which a Rollout past its progress deadline names). Pods the Kruise workload modules manage,
+// or a SidecarSet injected, keep everything: their controllers compare and update specs.
 // So do pods with a container that asks the sidecar terminator to stop it (a Job's, mostly): the terminator
 // reads their env and container statuses.
 // Every pod keeps what the EphemeralJob controller reads of any pod it selects: its containers' names (an
@@ -110,8 +111,23 @@ func slim(pod *corev1.Pod) *corev1.Pod {
 			Phase: pod.Status.Phase, Conditions: pod.Status.Conditions,
 			PodIP: pod.Status.PodIP, PodIPs: pod.Status.PodIPs, HostIP: pod.Status.HostIP, StartTime: pod.Status.StartTime,
 			EphemeralContainerStatuses: pod.Status.EphemeralContainerStatuses,
+			InitContainerStatuses:      waitingOnly(pod.Status.InitContainerStatuses),
+			ContainerStatuses:          waitingOnly(pod.Status.ContainerStatuses),
 		},
 	}
+}
+
+// waitingOnly keeps of container statuses only why a container waits (CrashLoopBackOff, ImagePullBackOff),
+// which the Rollout engine names when a step's pods miss its progress deadline; nil when none waits.
+func waitingOnly(statuses []corev1.ContainerStatus) []corev1.ContainerStatus {
+	var out []corev1.ContainerStatus
+	for _, s := range statuses {
+		if w := s.State.Waiting; w != nil && w.Reason != "" {
+			out = append(out, corev1.ContainerStatus{Name: s.Name,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: w.Reason}}})
+		}
+	}
+	return out
 }
 
 // namesOnly is containers with nothing but their names; nil for none. A corev1.Container is most of a

@@ -85,6 +85,8 @@ func TestTransformKeepsWhatTheManagerReads(t *testing.T) {
 	in.Spec.EphemeralContainers = []corev1.EphemeralContainer{debug}
 	in.Status.EphemeralContainerStatuses = []corev1.ContainerStatus{{Name: "debug",
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}}}
+	in.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", Image: "init:v1", RestartCount: 4,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s"}}}}
 	out, err := Transform(strip)(in.DeepCopy())
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +98,8 @@ func TestTransformKeepsWhatTheManagerReads(t *testing.T) {
 		InitContainers: []corev1.Container{{Name: "init"}}, Containers: []corev1.Container{{Name: "c"}},
 		EphemeralContainers: []corev1.EphemeralContainer{debug}}
 	want.Status.ContainerStatuses = nil
+	want.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
 	if !equalPods(got, want) {
 		t.Errorf("slim pod = %+v, want %+v", got, want)
 	}

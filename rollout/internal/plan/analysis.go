@@ -53,6 +53,8 @@ type AnalysisObs struct {
 	// step past it, which of its pods are not ready and why.
 	ProgressDeadline time.Duration
 	StuckPods        []string
+	// DeadlineAbort is the stall the binding recorded under abortOnProgressDeadline: it aborts the release.
+	DeadlineAbort string
 }
 
 // failedRun is the first run of the release that failed or erred: the background's, then the steps' in order.
@@ -70,16 +72,19 @@ func (a *AnalysisObs) failedRun() (int32, RunObs, bool) {
 	return 0, RunObs{}, false
 }
 
-// aborts reports why the analysis aborts the release, if it does.
-func (a *AnalysisObs) aborts() (string, bool) {
-	if a == nil || !a.Abort {
-		return "", false
+// aborts reports why the analysis aborts the release (and the Stalled reason), if it does.
+func (a *AnalysisObs) aborts() (string, string, bool) {
+	if a == nil {
+		return "", "", false
+	}
+	if a.DeadlineAbort != "" {
+		return a.DeadlineAbort, analysisv1alpha1.ReasonProgressDeadlineExceeded, true
 	}
 	step, run, ok := a.failedRun()
-	if !ok {
-		return "", false
+	if !a.Abort || !ok {
+		return "", "", false
 	}
-	return runFailure(step, run), true
+	return runFailure(step, run), analysisv1alpha1.ReasonAnalysisFailed, true
 }
 
 func runFailure(step int32, run RunObs) string {
@@ -129,7 +134,7 @@ func Aborted(st rolloutsv1beta1.RolloutStatus) bool {
 // abortRelease holds a release its analysis failed: all traffic back to stable first, then no new-version
 // pod at the current step, the workload's spec untouched. The step shows StepPaused (Argo CD: Suspended) and
 // the Rollout Stalled (kstatus: Failed) until a retry or a new revision.
-func abortRelease(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonStatus, why string) {
+func abortRelease(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonStatus, why, reason string) {
 	if !Aborted(d.Status) {
 		d.Events = append(d.Events, "aborting the release: "+why)
 		sub.LastUpdateTime = ptrTime(w.Now)
@@ -140,7 +145,7 @@ func abortRelease(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.Commo
 	msg := fmt.Sprintf("release aborted: %s; traffic and pods are back on the stable revision; to release again: %s, or push a new revision",
 		why, w.command("retry"))
 	d.Status.Message = msg
-	d.Health = Health{Stalled: true, Reason: analysisv1alpha1.ReasonAnalysisFailed, Message: msg}
+	d.Health = Health{Stalled: true, Reason: reason, Message: msg}
 	d.Plan = abortPlan(d, w, *sub)
 }
 
@@ -172,7 +177,7 @@ func CarriesAbort(p rolloutsv1beta1.ReleasePlan) bool {
 // resumeAborted starts an aborted release again from its first step, once its analysis no longer fails
 // (a retry).
 func resumeAborted(d *RolloutDecision, sub *rolloutsv1beta1.CommonStatus, steps int) {
-	d.Events = append(d.Events, "the analysis was retried; the release starts again from step(1)")
+	d.Events = append(d.Events, "no analysis stops the release any more (a retry, or its RolloutAnalysis is gone); it starts again from step(1)")
 	sub.CurrentStepIndex = 1
 	sub.NextStepIndex = nextIndex(1, steps)
 	sub.CurrentStepState = rolloutsv1beta1.CanaryStepStateInit

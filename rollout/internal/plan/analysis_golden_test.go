@@ -143,3 +143,26 @@ func TestProgressDeadline(t *testing.T) {
 		t.Errorf("still stalled once the pods are ready: %+v", d.Status.Conditions)
 	}
 }
+
+// A progress deadline the binding recorded under abortOnProgressDeadline aborts the release like a failed run,
+// with its own reason; cleared by a retry, the release starts again.
+func TestProgressDeadlineAbort(t *testing.T) {
+	s := newSim(t, replicas("1"), replicas("100%"))
+	s.analysis = &AnalysisObs{Name: "app", Runs: map[int32]RunObs{}}
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.analysis.DeadlineAbort = "the pods of step(1) did not become ready within progressDeadlineSeconds (1m0s)"
+	d := s.reconcile("deadline recorded")
+	if c := GetCondition(d.Status.Conditions, ConditionStalled); c == nil || c.Reason != analysisv1alpha1.ReasonProgressDeadlineExceeded {
+		t.Errorf("Stalled = %+v, want reason %s", c, analysisv1alpha1.ReasonProgressDeadlineExceeded)
+	}
+	if !CarriesAbort(*s.plan) || !Aborted(s.status) {
+		t.Errorf("not aborted: plan %+v", s.plan)
+	}
+	s.analysis.DeadlineAbort = ""
+	d = s.reconcile("retried")
+	if GetCondition(d.Status.Conditions, ConditionStalled) != nil || Aborted(s.status) || CarriesAbort(*s.plan) {
+		t.Errorf("still aborted after a retry: %+v, plan %+v", d.Status.Conditions, s.plan)
+	}
+}

@@ -366,7 +366,7 @@ func planProgressing(d *RolloutDecision, w RolloutWorld) {
 // changed plan, and finally the steps themselves.
 func planRolling(d *RolloutDecision, w RolloutWorld) {
 	sub := d.Status.GetSubStatus()
-	why, abort := w.Analysis.aborts()
+	why, reason, abort := w.Analysis.aborts()
 	switch {
 	case sub == nil:
 		startRelease(d, w)
@@ -378,7 +378,7 @@ func planRolling(d *RolloutDecision, w RolloutWorld) {
 		finishRelease(d, w, rolloutsv1beta1.FinaliseReasonRollback)
 	case abort && sub != nil && w.Workload.UpdateRevision == sub.PodTemplateHash:
 		// Before a pause: an aborted release keeps its canary away whatever else is asked.
-		abortRelease(d, w, sub, why)
+		abortRelease(d, w, sub, why, reason)
 	case w.Spec.Strategy.Paused:
 		setProgressing(d, rolloutsv1beta1.ProgressingReasonPaused, MsgPaused, w.Now)
 		d.Status.Message = MsgPaused

@@ -139,6 +139,12 @@ type RolloutAnalysisStatus struct {
 	// +optional
 	ObservedRetry string `json:"observedRetry,omitempty"`
 
+	// progressDeadlineExceeded records, under abortOnProgressDeadline, the Rollout's word on the step whose pods
+	// were not ready in time during the current attempt: the engine aborts the release while it is set. A retry
+	// or a new revision clears it.
+	// +optional
+	ProgressDeadlineExceeded string `json:"progressDeadlineExceeded,omitempty"`
+
 	// runs are the AnalysisRuns of the current release's current attempt: each step's, and the background's,
 	// sorted by step.
 	// +listType=map

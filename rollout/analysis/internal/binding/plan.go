@@ -12,6 +12,7 @@ import (
 
 	analysisv1alpha1 "github.com/flotilla-dev/flotilla/rollout/analysis/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	rolloutplan "github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
 
 // Reasons of the events on a RolloutAnalysis.
@@ -60,6 +61,7 @@ func Compute(in Input) Plan {
 	}
 	rel := releaseOf(in.Rollout)
 	p.restart(ra, rel)
+	p.recordDeadline(ra, in.Rollout, rel)
 	runs := indexRuns(in.Runs)
 	current := currentRuns(ra, st.CanaryRevision, st.Attempt)
 	p.Create = toCreate(in, rel, st.Attempt, runs)
@@ -94,7 +96,7 @@ func (p *Plan) restart(ra *analysisv1alpha1.RolloutAnalysis, rel release) {
 	retry := ra.Annotations[analysisv1alpha1.RetryAnnotation]
 	switch {
 	case rel.Revision != "" && rel.Revision != st.CanaryRevision:
-		st.CanaryRevision, st.Attempt, st.Runs = rel.Revision, 0, nil
+		st.CanaryRevision, st.Attempt, st.Runs, st.ProgressDeadlineExceeded = rel.Revision, 0, nil, ""
 		// A retry asked before this release began is not one of this release.
 		if retry != "" {
 			st.ObservedRetry = retry
@@ -104,10 +106,38 @@ func (p *Plan) restart(ra *analysisv1alpha1.RolloutAnalysis, rel release) {
 		st.ObservedRetry = retry // no release yet: nothing to retry
 	default:
 		st.Attempt++
-		st.ObservedRetry, st.Runs = retry, nil
+		st.ObservedRetry, st.Runs, st.ProgressDeadlineExceeded = retry, nil, ""
 		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonRetried,
 			fmt.Sprintf("Retrying the analysis of revision %s: attempt %d", st.CanaryRevision, st.Attempt)})
 	}
+}
+
+// recordDeadline keeps, under abortOnProgressDeadline, the engine's stall of a step past its progress deadline,
+// so that the engine aborts the release until a retry. An abort already under way is not a new stall.
+func (p *Plan) recordDeadline(ra *analysisv1alpha1.RolloutAnalysis, ro *rolloutsv1beta1.Rollout, rel release) {
+	st := &p.Status
+	if !ra.Spec.AbortOnProgressDeadline || st.ProgressDeadlineExceeded != "" || !rel.InProgress || rel.Revision != st.CanaryRevision {
+		return
+	}
+	stalled := rolloutCondition(ro, rolloutplan.ConditionStalled)
+	if stalled == nil || stalled.Status != corev1.ConditionTrue || stalled.Reason != analysisv1alpha1.ReasonProgressDeadlineExceeded {
+		return
+	}
+	if progressing := rolloutCondition(ro, rolloutsv1beta1.RolloutConditionProgressing); progressing != nil && progressing.Reason == rolloutplan.ProgressingReasonAborted {
+		return
+	}
+	st.ProgressDeadlineExceeded = stalled.Message
+	p.Events = append(p.Events, Event{corev1.EventTypeWarning, analysisv1alpha1.ReasonProgressDeadlineExceeded,
+		"Aborting the release of revision " + rel.Revision + ": " + stalled.Message})
+}
+
+func rolloutCondition(ro *rolloutsv1beta1.Rollout, t rolloutsv1beta1.RolloutConditionType) *rolloutsv1beta1.RolloutCondition {
+	for i := range ro.Status.Conditions {
+		if ro.Status.Conditions[i].Type == t {
+			return &ro.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // currentRuns names the runs the attempt may have: one per gated step and the background's, by name.
@@ -255,6 +285,12 @@ func worst(runs []analysisv1alpha1.RolloutAnalysisRun) *analysisv1alpha1.Rollout
 func setVerdict(st *analysisv1alpha1.RolloutAnalysisStatus, bad *analysisv1alpha1.RolloutAnalysisRun,
 	runs map[string]*analysisv1alpha1.AnalysisRun, now metav1.Time) {
 	gen := st.ObservedGeneration
+	if bad == nil && st.ProgressDeadlineExceeded != "" {
+		msg := st.ProgressDeadlineExceeded
+		setCondition(st, analysisv1alpha1.RolloutAnalysisReady, metav1.ConditionFalse, analysisv1alpha1.ReasonProgressDeadlineExceeded, msg, gen, now)
+		setCondition(st, analysisv1alpha1.RolloutAnalysisStalled, metav1.ConditionTrue, analysisv1alpha1.ReasonProgressDeadlineExceeded, msg, gen, now)
+		return
+	}
 	if bad == nil {
 		msg := "no run of the current attempt failed"
 		setCondition(st, analysisv1alpha1.RolloutAnalysisReady, metav1.ConditionTrue, analysisv1alpha1.ReasonPassing, msg, gen, now)
@@ -278,6 +314,8 @@ func message(ra *analysisv1alpha1.RolloutAnalysis, rel release, st *analysisv1al
 	switch {
 	case bad != nil:
 		return badMessage(bad, runs)
+	case st.ProgressDeadlineExceeded != "":
+		return "progress deadline exceeded: " + st.ProgressDeadlineExceeded
 	case st.CanaryRevision == "":
 		return fmt.Sprintf("no release of Rollout %s yet", ra.Spec.RolloutRef.Name)
 	case !rel.InProgress || rel.Revision != st.CanaryRevision:

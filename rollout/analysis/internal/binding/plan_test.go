@@ -291,3 +291,39 @@ func condition(st analysisv1alpha1.RolloutAnalysisStatus, typ string) string {
 	}
 	return string(c.Status) + " " + c.Reason
 }
+
+// Under abortOnProgressDeadline the engine's stall past the deadline is recorded once (not the abort that
+// follows it), Stalls the binding, and a retry clears it.
+func TestComputeRecordsProgressDeadline(t *testing.T) {
+	ra := analysis()
+	ra.Spec.AbortOnProgressDeadline = true
+	ra.Status.CanaryRevision = "rev2"
+	ro := rollout("rev2", 2, upgrade)
+	stalled := "the pods of step(2) did not become ready within progressDeadlineSeconds (1m0s): web-x (container app: CrashLoopBackOff)"
+	ro.Status.Conditions = []rolloutsv1beta1.RolloutCondition{{Type: "Stalled", Status: corev1.ConditionTrue,
+		Reason: analysisv1alpha1.ReasonProgressDeadlineExceeded, Message: stalled}}
+
+	p := Compute(Input{Analysis: ra, Rollout: ro, Now: now})
+	if p.Status.ProgressDeadlineExceeded != stalled || len(p.Events) != 1 || p.Events[0].Reason != analysisv1alpha1.ReasonProgressDeadlineExceeded {
+		t.Fatalf("recorded %q, events %+v", p.Status.ProgressDeadlineExceeded, p.Events)
+	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, analysisv1alpha1.RolloutAnalysisStalled); c == nil ||
+		c.Status != metav1.ConditionTrue || c.Reason != analysisv1alpha1.ReasonProgressDeadlineExceeded {
+		t.Errorf("Stalled %+v", c)
+	}
+
+	ra.Spec.AbortOnProgressDeadline = false
+	if p := Compute(Input{Analysis: ra, Rollout: ro, Now: now}); p.Status.ProgressDeadlineExceeded != "" {
+		t.Errorf("recorded without abortOnProgressDeadline")
+	}
+
+	ra.Spec.AbortOnProgressDeadline = true
+	ra.Status = p.Status
+	ra.Annotations = map[string]string{analysisv1alpha1.RetryAnnotation: "t1"}
+	ro.Status.Conditions = append(ro.Status.Conditions, rolloutsv1beta1.RolloutCondition{Type: rolloutsv1beta1.RolloutConditionProgressing,
+		Status: corev1.ConditionTrue, Reason: "Aborted"})
+	if p := Compute(Input{Analysis: ra, Rollout: ro, Now: now}); p.Status.ProgressDeadlineExceeded != "" || p.Status.Attempt != 1 {
+		t.Errorf("after a retry, with the abort still showing: recorded %q, attempt %d; want cleared, attempt 1",
+			p.Status.ProgressDeadlineExceeded, p.Status.Attempt)
+	}
+}

@@ -2,11 +2,13 @@ package rollout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,7 +49,7 @@ func (r *Reconciler) watchAnalyses(mgr manager.Manager, b *builder.Builder) (*bu
 
 // readAnalysis condenses the RolloutAnalysis that binds the Rollout (the oldest, should several name it, as
 // the analysis module decides too) for the planner; nil when none does.
-func (r *Reconciler) readAnalysis(ctx context.Context, ro *rolloutsv1beta1.Rollout, info *control.WorkloadInfo) (*plan.AnalysisObs, error) {
+func (r *Reconciler) readAnalysis(ctx context.Context, ro *rolloutsv1beta1.Rollout, br *rolloutsv1beta1.BatchRelease) (*plan.AnalysisObs, error) {
 	if !r.Analysis {
 		return nil, nil
 	}
@@ -61,8 +63,8 @@ func (r *Reconciler) readAnalysis(ctx context.Context, ro *rolloutsv1beta1.Rollo
 	ra := slices.MinFunc(list.Items, olderAnalysis)
 	obs := analysisObs(&ra, ro.Status.GetSubStatus())
 	var err error
-	if info != nil && plan.ProgressOverdue(ro.Status.GetSubStatus(), obs.ProgressDeadline, r.Clock.Now()) {
-		obs.StuckPods, err = r.stuckPods(ctx, info)
+	if br != nil && plan.ProgressOverdue(ro.Status.GetSubStatus(), obs.ProgressDeadline, r.Clock.Now()) {
+		obs.StuckPods, err = r.stuckPods(ctx, ro, br)
 	}
 	return obs, err
 }
@@ -70,10 +72,20 @@ func (r *Reconciler) readAnalysis(ctx context.Context, ro *rolloutsv1beta1.Rollo
 // maxStuckPods bounds the pods a progress-deadline message names.
 const maxStuckPods = 5
 
-// stuckPods names the new revision's pods that are not ready, and why.
-func (r *Reconciler) stuckPods(ctx context.Context, info *control.WorkloadInfo) ([]string, error) {
-	if info.UpdatedPods == nil {
+// stuckPods names the new revision's pods that are not ready, and why. The workload is read as its
+// BatchRelease reads it: only the release's own control finds a canary Deployment and its pods.
+func (r *Reconciler) stuckPods(ctx context.Context, ro *rolloutsv1beta1.Rollout, br *rolloutsv1beta1.BatchRelease) ([]string, error) {
+	ctl, err := r.Controls.For(r.Client, control.Target{Namespace: ro.Namespace, Ref: ro.Spec.WorkloadRef,
+		Owner: *metav1.NewControllerRef(br, rolloutsv1beta1.GroupVersion.WithKind("BatchRelease")), Plan: br.Spec.ReleasePlan})
+	if err != nil {
+		return nil, err
+	}
+	info, err := ctl.Read(ctx)
+	if errors.Is(err, control.ErrWorkloadGone) {
 		return nil, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(info.Object.GetNamespace()),
@@ -137,5 +149,6 @@ func analysisObs(ra *analysisv1alpha1.RolloutAnalysis, sub *rolloutsv1beta1.Comm
 	for _, run := range ra.Status.Runs {
 		obs.Runs[run.Step] = plan.RunObs{Name: run.Name, Phase: run.Phase}
 	}
+	obs.DeadlineAbort = ra.Status.ProgressDeadlineExceeded
 	return obs
 }

@@ -240,7 +240,7 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 		obs.batch = br
 		obs.world.Batch = plan.ObserveBatch(br)
 	}
-	if obs.world.Analysis, err = r.readAnalysis(ctx, ro, obs.workload); err != nil {
+	if obs.world.Analysis, err = r.readAnalysis(ctx, ro, obs.batch); err != nil {
 		return obs, err
 	}
 	obs.world.Traffic = r.runTraffic(ctx, ro, obs.workload)
