@@ -28,6 +28,8 @@ REAL_NODE_PACKAGES := containerd runc containernetworking-plugins
 # Where make installs them (root with apt-get), the real-node tests must run: FLOTILLA_REAL_NODE=required turns
 # their skip into a failure, so CI cannot pass without them.
 REAL_NODE_REQUIRED := $(shell [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && echo required)
+# Debian's Prometheus, which the metric analysis tests run for real; required wherever make installs it, as above.
+TEST_PACKAGES := prometheus
 KUBE_VERSION := v1.37.2
 # Without these the binaries report v0.0.0-master, which version checks (Helm's kubeVersion, kubectl skew) reject.
 KUBE_VERSION_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
@@ -94,9 +96,9 @@ verify: generate manifests ## Fail if generated code, CRDs or RBAC are stale, or
 
 ##@ Test
 .PHONY: test
-test: tools node-packages verify lint ## Build the tools, vet, lint, verify generated code, run unit, integration and e2e tests.
+test: tools node-packages test-packages verify lint ## Build the tools, vet, lint, verify generated code, run unit, integration and e2e tests.
 	$(GO) vet ./...
-	FLOTILLA_BIN_DIR=$(ROOT)/bin FLOTILLA_REAL_NODE=$(REAL_NODE_REQUIRED) $(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
+	FLOTILLA_BIN_DIR=$(ROOT)/bin FLOTILLA_REAL_NODE=$(REAL_NODE_REQUIRED) FLOTILLA_REAL_PROMETHEUS=$(REAL_NODE_REQUIRED) $(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 .PHONY: bench
 bench: tools build ## Run the benchmark scenarios and micro-benchmarks (SCENARIO=name runs one; see docs/performance.md).
@@ -168,6 +170,17 @@ node-packages: ## Install containerd, runc and the CNI plugins for the real test
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(REAL_NODE_PACKAGES) >/dev/null; \
 	else \
 		echo "note: no root with apt-get here: the real-node tests will skip (they need $(REAL_NODE_PACKAGES))"; \
+	fi
+
+.PHONY: test-packages
+test-packages: ## Install Prometheus for the metric analysis tests (root on Debian or Ubuntu).
+	@if command -v prometheus >/dev/null; then \
+		:; \
+	elif [ -n "$(REAL_NODE_REQUIRED)" ]; then \
+		echo "installing $(TEST_PACKAGES) for the metric analysis tests"; \
+		apt-get update -qq && RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEST_PACKAGES) >/dev/null; \
+	else \
+		echo "note: no root with apt-get here: the real Prometheus tests will skip (they need $(TEST_PACKAGES))"; \
 	fi
 
 # Single-binary tools are installed at a pinned version; the stamp file name carries the version.

@@ -1,0 +1,67 @@
+package controller
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	analysisv1alpha1 "github.com/flotilla-dev/flotilla/rollout/analysis/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/rollout/analysis/internal/plan"
+	"github.com/flotilla-dev/flotilla/test/prometheus"
+)
+
+// errorRatio is a canary's error ratio in Prometheus's text format, a gauge the test drives.
+type errorRatio struct {
+	mu    sync.Mutex
+	value float64
+}
+
+func (g *errorRatio) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, _ = fmt.Fprintf(w, "# TYPE canary_error_ratio gauge\ncanary_error_ratio %g\n", g.value)
+}
+
+func (g *errorRatio) set(v float64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.value = v
+}
+
+func promMetric(address string) analysisv1alpha1.Metric {
+	return analysisv1alpha1.Metric{Name: "error-ratio", Interval: dur(time.Second), Count: 3,
+		SuccessCondition: "result < 0.05", FailureCondition: "result >= 0.05",
+		Provider: analysisv1alpha1.MetricProvider{Prometheus: &analysisv1alpha1.PrometheusMetric{
+			Address: address, Query: "max(canary_error_ratio)"}}}
+}
+
+// Against a real Prometheus scraping a canary's metrics: a healthy canary passes, an error spike fails.
+func TestPrometheusServer(t *testing.T) {
+	t.Parallel()
+	gauge := &errorRatio{value: 0.01}
+	srv := httptest.NewServer(gauge)
+	t.Cleanup(srv.Close)
+	prom := prometheus.Start(t, strings.TrimPrefix(srv.URL, "http://"))
+	e := start(t)
+	prometheus.WaitFor(t, prom, "canary_error_ratio", "0.01")
+
+	e.create(t, newRun("healthy", promMetric(prom)))
+	run := e.completed(t, "healthy")
+	res := plan.FindResult(&run.Status, "error-ratio")
+	if run.Status.Phase != analysisv1alpha1.AnalysisPhaseSuccessful || res.Successful != 3 || res.Measurements[0].Value != "0.01" {
+		t.Fatalf("healthy canary: run %s %q, metric %+v", run.Status.Phase, run.Status.Message, res)
+	}
+
+	gauge.set(0.5)
+	prometheus.WaitFor(t, prom, "canary_error_ratio", "0.5")
+	e.create(t, newRun("spike", promMetric(prom)))
+	run = e.completed(t, "spike")
+	res = plan.FindResult(&run.Status, "error-ratio")
+	if run.Status.Phase != analysisv1alpha1.AnalysisPhaseFailed || res.Failed != 1 || res.Measurements[0].Value != "0.5" {
+		t.Fatalf("error spike: run %s %q, metric %+v", run.Status.Phase, run.Status.Message, res)
+	}
+}
