@@ -81,14 +81,6 @@ func retryPatch(now time.Time) []byte {
 
 // bindingFirst orders RolloutAnalyses naming one Rollout as the manager does: the oldest binds it.
 func bindingFirst(list []analysisv1alpha1.RolloutAnalysis) []analysisv1alpha1.RolloutAnalysis {
-	slices.SortFunc(list, func(a, b analysisv1alpha1.RolloutAnalysis) int {
-		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		if a.Name < b.Name {
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(list, func(a, b analysisv1alpha1.RolloutAnalysis) int { return analysisv1alpha1.CompareBinding(&a, &b) })
 	return list
 }

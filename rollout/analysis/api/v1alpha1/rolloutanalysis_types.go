@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -264,4 +266,13 @@ type RolloutAnalysisList struct {
 
 func init() {
 	register(&RolloutAnalysis{}, &RolloutAnalysisList{})
+}
+
+// CompareBinding orders RolloutAnalyses naming one Rollout: the one that binds it (the oldest, then the first
+// by name) comes first. The controller, the engine and the CLI all pick it this way.
+func CompareBinding(a, b *RolloutAnalysis) int {
+	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
 }

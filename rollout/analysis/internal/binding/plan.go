@@ -416,8 +416,7 @@ func Winner(candidates []analysisv1alpha1.RolloutAnalysis) string {
 		if c.DeletionTimestamp != nil {
 			continue
 		}
-		if win == nil || c.CreationTimestamp.Before(&win.CreationTimestamp) ||
-			(c.CreationTimestamp.Equal(&win.CreationTimestamp) && c.Name < win.Name) {
+		if win == nil || analysisv1alpha1.CompareBinding(c, win) < 0 {
 			win = c
 		}
 	}

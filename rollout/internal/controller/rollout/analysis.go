@@ -60,7 +60,7 @@ func (r *Reconciler) readAnalysis(ctx context.Context, ro *rolloutsv1beta1.Rollo
 	if len(list.Items) == 0 {
 		return nil, nil
 	}
-	ra := slices.MinFunc(list.Items, olderAnalysis)
+	ra := slices.MinFunc(list.Items, func(a, b analysisv1alpha1.RolloutAnalysis) int { return analysisv1alpha1.CompareBinding(&a, &b) })
 	obs := analysisObs(&ra, ro.Status.GetSubStatus())
 	var err error
 	if br != nil && plan.ProgressOverdue(ro.Status.GetSubStatus(), obs.ProgressDeadline, r.Clock.Now()) {
@@ -118,16 +118,6 @@ func podProblem(pod *corev1.Pod) string {
 		}
 	}
 	return "(not ready)"
-}
-
-func olderAnalysis(a, b analysisv1alpha1.RolloutAnalysis) int {
-	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
-		return c
-	}
-	if a.Name < b.Name {
-		return -1
-	}
-	return 1
 }
 
 // analysisObs is what the planner reads of a binding: its gated steps always, its runs only when they
