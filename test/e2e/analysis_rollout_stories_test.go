@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -200,5 +202,70 @@ var _ = Describe("Rollouts gated by metric analysis", Ordered, func() {
 		s.approve(ctx)
 		s.waitPhase(ctx, "Healthy")
 		s.waitPods(ctx, map[string]int{"v2": 4})
+	})
+})
+
+// measurementIndices are the indices of the measurements the first metric of an AnalysisRun recorded.
+func measurementIndices(run *unstructured.Unstructured) []int64 {
+	results, _, _ := unstructured.NestedSlice(run.Object, "status", "metricResults")
+	var out []int64
+	if len(results) == 0 {
+		return out
+	}
+	measurements, _, _ := unstructured.NestedSlice(results[0].(map[string]any), "measurements")
+	for _, m := range measurements {
+		i, _, _ := unstructured.NestedInt64(m.(map[string]any), "index")
+		out = append(out, i)
+	}
+	return out
+}
+
+// stepRun is the only AnalysisRun of the namespace, once it exists.
+func stepRun(ctx context.Context, ns string) *unstructured.Unstructured {
+	GinkgoHelper()
+	var run *unstructured.Unstructured
+	Eventually(func(g Gomega) {
+		list, err := dyn.Resource(analysisRuns).Namespace(ns).List(ctx, metav1.ListOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(list.Items).To(HaveLen(1))
+		run = &list.Items[0]
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(Succeed())
+	return run
+}
+
+// This spec replaces the suite's manager mid-analysis and leaves the new one for the specs after it.
+var _ = Describe("Metric analysis across a manager restart", Serial, Ordered, func() {
+	It("resumes a run the manager was measuring, losing and repeating no measurement", func(ctx SpecContext) {
+		health := &canaryHealth{state: "ok"}
+		srv := httptest.NewServer(health)
+		DeferCleanup(srv.Close)
+		s := newStory(ctx, "Deployment", 2)
+		slow := strings.Replace(fmt.Sprintf(healthTemplate, srv.URL), "count: 2", "count: 8", 1)
+		s.createYAML(ctx, slow, gateSteps)
+		s.waitPods(ctx, map[string]int{"v1": 2})
+		s.rollout(ctx, "canary:\n  enableExtraWorkloadForCanary: true\n  steps:\n  - replicas: 1\n  - replicas: 100%")
+		s.setVersion(ctx, "v2")
+
+		By("the manager stops while step 1's run has measured some of its eight")
+		Eventually(func() []int64 { return measurementIndices(stepRun(ctx, s.ns)) }).WithContext(ctx).
+			WithTimeout(time.Minute).WithPolling(poll).Should(WithTransform(func(i []int64) int { return len(i) }, BeNumerically(">=", 2)))
+		binary := manager.Binary
+		manager.Stop()
+		time.Sleep(3 * time.Second)
+		workDir, err := os.MkdirTemp("", "flotilla-e2e-")
+		failOnError(err, "creating the work directory")
+		laterWorkDirs = append(laterWorkDirs, workDir)
+		manager, err = startManager(ctx, workDir, binary)
+		failOnError(err, "restarting the suite's manager")
+
+		By("a new manager finishes the same run: measurements 1 to 8, once each, and the release goes on")
+		s.waitStep(ctx, "Progressing 1/StepPaused")
+		run := stepRun(ctx, s.ns)
+		phase, _, _ := unstructured.NestedString(run.Object, "status", "phase")
+		Expect(phase).To(Equal("Successful"))
+		Expect(measurementIndices(run)).To(Equal([]int64{1, 2, 3, 4, 5, 6, 7, 8}))
+		s.approve(ctx)
+		s.waitPhase(ctx, "Healthy")
+		s.waitPods(ctx, map[string]int{"v2": 2})
 	})
 })

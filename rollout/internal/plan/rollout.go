@@ -362,8 +362,8 @@ func planProgressing(d *RolloutDecision, w RolloutWorld) {
 	}
 }
 
-// planRolling handles Initializing, InRolling and Paused: rollback first, then an abort, then pause, then a new version, a
-// changed plan, and finally the steps themselves.
+// planRolling handles Initializing, InRolling and Paused: rollback first, then an abort, then pause, then a new
+// version, a changed plan, and finally the steps themselves.
 func planRolling(d *RolloutDecision, w RolloutWorld) {
 	sub := d.Status.GetSubStatus()
 	why, reason, abort := w.Analysis.aborts()

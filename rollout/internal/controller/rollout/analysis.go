@@ -84,7 +84,8 @@ func (r *Reconciler) stuckPods(ctx context.Context, ro *rolloutsv1beta1.Rollout,
 	if errors.Is(err, control.ErrWorkloadGone) {
 		return nil, nil
 	}
-	if err != nil {
+	if err != nil || info.UpdatedPods == nil {
+		// A control that cannot tell the new pods apart names none, rather than every pod of the namespace.
 		return nil, err
 	}
 	pods := &corev1.PodList{}
