@@ -22,6 +22,7 @@ type RolloutAnalysisSpec struct {
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !(a.name in ['namespace', 'rollout', 'workload-kind', 'workload-name', 'stable-revision', 'canary-revision', 'step-index']))",message="names a built-in argument (namespace, rollout, workload-kind, workload-name, stable-revision, canary-revision, step-index), which the binding gives and may not be set"
 	// +optional
 	Args []Argument `json:"args,omitempty"`
 
@@ -82,6 +83,7 @@ type StepAnalysis struct {
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !(a.name in ['namespace', 'rollout', 'workload-kind', 'workload-name', 'stable-revision', 'canary-revision', 'step-index']))",message="names a built-in argument (namespace, rollout, workload-kind, workload-name, stable-revision, canary-revision, step-index), which the binding gives and may not be set"
 	// +optional
 	Args []Argument `json:"args,omitempty"`
 }
@@ -104,6 +106,7 @@ type BackgroundAnalysis struct {
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !(a.name in ['namespace', 'rollout', 'workload-kind', 'workload-name', 'stable-revision', 'canary-revision', 'step-index']))",message="names a built-in argument (namespace, rollout, workload-kind, workload-name, stable-revision, canary-revision, step-index), which the binding gives and may not be set"
 	// +optional
 	Args []Argument `json:"args,omitempty"`
 }

@@ -192,3 +192,14 @@ func checkStepRun(t *testing.T, run *analysisv1alpha1.AnalysisRun, ra *analysisv
 		t.Errorf("spec: args %v templates %+v", args, run.Spec.Templates)
 	}
 }
+
+// The API server refuses a built-in argument set by the user, naming the field: the binding always gives it.
+func TestBuiltinArgumentRefused(t *testing.T) {
+	e := newEnv(t)
+	ra := newAnalysis(e.ns, "overrides", false)
+	ra.Spec.Steps[0].Args = append(ra.Spec.Steps[0].Args, arg("canary-revision", "mine"))
+	err := e.c.Create(t.Context(), ra)
+	if err == nil || !strings.Contains(err.Error(), "spec.steps[0].args: Invalid value") || !strings.Contains(err.Error(), "names a built-in argument") {
+		t.Fatalf("create = %v, want a refusal naming spec.steps[0].args", err)
+	}
+}
