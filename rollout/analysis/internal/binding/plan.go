@@ -119,25 +119,16 @@ func (p *Plan) recordDeadline(ra *analysisv1alpha1.RolloutAnalysis, ro *rollouts
 	if !ra.Spec.AbortOnProgressDeadline || st.ProgressDeadlineExceeded != "" || !rel.InProgress || rel.Revision != st.CanaryRevision {
 		return
 	}
-	stalled := rolloutCondition(ro, rolloutplan.ConditionStalled)
+	stalled := rolloutplan.GetCondition(ro.Status.Conditions, rolloutplan.ConditionStalled)
 	if stalled == nil || stalled.Status != corev1.ConditionTrue || stalled.Reason != analysisv1alpha1.ReasonProgressDeadlineExceeded {
 		return
 	}
-	if progressing := rolloutCondition(ro, rolloutsv1beta1.RolloutConditionProgressing); progressing != nil && progressing.Reason == rolloutplan.ProgressingReasonAborted {
+	if progressing := rolloutplan.GetCondition(ro.Status.Conditions, rolloutsv1beta1.RolloutConditionProgressing); progressing != nil && progressing.Reason == rolloutplan.ProgressingReasonAborted {
 		return
 	}
 	st.ProgressDeadlineExceeded = stalled.Message
 	p.Events = append(p.Events, Event{corev1.EventTypeWarning, analysisv1alpha1.ReasonProgressDeadlineExceeded,
 		"Aborting the release of revision " + rel.Revision + ": " + stalled.Message})
-}
-
-func rolloutCondition(ro *rolloutsv1beta1.Rollout, t rolloutsv1beta1.RolloutConditionType) *rolloutsv1beta1.RolloutCondition {
-	for i := range ro.Status.Conditions {
-		if ro.Status.Conditions[i].Type == t {
-			return &ro.Status.Conditions[i]
-		}
-	}
-	return nil
 }
 
 // currentRuns names the runs the attempt may have: one per gated step and the background's, by name.
