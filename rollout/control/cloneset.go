@@ -57,7 +57,25 @@ func (s *cloneSetPartition) UpgradeBatch(ctx context.Context, batch Batch) error
 	if err != nil {
 		return err
 	}
-	return applyMergePatch(ctx, s.c, cs, cloneSetBatchPatch(cs, desiredUpdated, batch.Abort))
+	if patch := cloneSetBatchPatch(cs, desiredUpdated, batch.Abort); len(patch) > 0 || !batch.Abort {
+		return applyMergePatch(ctx, s.c, cs, patch)
+	}
+	return s.backOut(ctx, cs)
+}
+
+// backOut takes an aborted release's updated pods away once the CloneSet controller has seen the raised
+// partition: it then recreates them on the stable revision (the CloneSetPartitionRollback gate of upstream's
+// controller would roll them back in place; evicting them works with and without it).
+func (s *cloneSetPartition) backOut(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet) error {
+	info := cloneSetInfo(cs, s.t)
+	if !info.Consistent || info.UpdateRevision == info.StableRevision {
+		return nil
+	}
+	sel, err := workloadSelector(cs.Spec.Selector)
+	if err != nil {
+		return err
+	}
+	return backOut(ctx, s.c, backOutTarget{Owner: cs, Replicas: info.Replicas, Pods: sel, Updated: info.UpdatedPods})
 }
 
 // Finalize implements WorkloadControl.

@@ -85,8 +85,8 @@ type Batch struct {
 	// partition counts ordinals rather than pods must not count them, as they sit below the partition.
 	Unmoved int32
 	// Abort: the release was aborted (its analysis failed). The workload goes back to DesiredUpdated new pods
-	// even below what it runs, the one case a batch moves a release backwards. Controls that cannot yet
-	// (StatefulSets, DaemonSets) keep their pods.
+	// even below what it runs, the one case a batch moves a release backwards; the BatchRelease asks again
+	// until it does. DaemonSets keep their pods: they create every pod from their template.
 	Abort bool
 }
 

@@ -68,7 +68,28 @@ func (s *statefulSetLike) UpgradeBatch(ctx context.Context, batch Batch) error {
 	if err != nil {
 		return err
 	}
-	return applyMergePatch(ctx, s.c, obj, statefulSetBatchPatch(obj, batch))
+	if patch := statefulSetBatchPatch(obj, batch); len(patch) > 0 || !batch.Abort {
+		return applyMergePatch(ctx, s.c, obj, patch)
+	}
+	return s.backOut(ctx, obj)
+}
+
+// backOut takes an aborted release's updated pods away once the workload's controller has seen the frozen
+// partition: every ordinal is then below it, so each evicted pod comes back on the current revision.
+func (s *statefulSetLike) backOut(ctx context.Context, obj *unstructured.Unstructured) error {
+	st, err := readStatefulSetState(obj)
+	if err != nil {
+		return err
+	}
+	info := statefulSetInfo(obj, st, s.t)
+	if !info.Consistent || st.updateRevision == st.currentRevision {
+		return nil
+	}
+	sel, err := workloadSelector(st.selector)
+	if err != nil {
+		return err
+	}
+	return backOut(ctx, s.c, backOutTarget{Owner: obj, Replicas: st.replicas, Pods: sel, Updated: info.UpdatedPods})
 }
 
 // Finalize implements WorkloadControl.

@@ -127,9 +127,10 @@ func statefulSetInitPatch(obj *unstructured.Unstructured, t Target) map[string]a
 	return patch
 }
 
-// statefulSetBatchPatch lowers the partition to leave the batch's pods updated; it never raises it. Ordinals at
-// or above the partition update, so the pods a rollback in batches finds already rolled back (the lowest
-// ordinals, which the release being rolled back never reached) are not counted from the top.
+// statefulSetBatchPatch lowers the partition to leave the batch's pods updated; it never raises it, but for an
+// aborted release, which freezes it again. Ordinals at or above the partition update, so the pods a rollback in
+// batches finds already rolled back (the lowest ordinals, which the release being rolled back never reached)
+// are not counted from the top.
 func statefulSetBatchPatch(obj *unstructured.Unstructured, b Batch) map[string]any {
 	replicas := int32(1)
 	if n, ok := nestedInt(obj.Object, "spec", "replicas"); ok {
@@ -137,8 +138,11 @@ func statefulSetBatchPatch(obj *unstructured.Unstructured, b Batch) map[string]a
 	}
 	fromTop := upTo(b.DesiredUpdated, replicas) - upTo(b.Unmoved, replicas)
 	target := int64(replicas - max(fromTop, 0))
+	if b.Abort {
+		target = frozenPartition
+	}
 	current, ok := nestedInt(obj.Object, partitionPath...)
-	if !ok || current <= target {
+	if !ok || current == target || (!b.Abort && current < target) {
 		return nil
 	}
 	patch := map[string]any{}

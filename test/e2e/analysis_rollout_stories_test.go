@@ -203,6 +203,40 @@ var _ = Describe("Rollouts gated by metric analysis", Ordered, func() {
 		s.waitPhase(ctx, "Healthy")
 		s.waitPods(ctx, map[string]int{"v2": 4})
 	})
+
+	DescribeTable("takes a partition-style workload's new pods back to the stable revision on abort",
+		func(ctx SpecContext, kind string) {
+			health := &canaryHealth{state: "errors"}
+			srv := httptest.NewServer(health)
+			DeferCleanup(srv.Close)
+			s := newStory(ctx, kind, 4)
+			s.createYAML(ctx, fmt.Sprintf(healthTemplate, srv.URL), gateSteps)
+			s.waitPods(ctx, map[string]int{"v1": 4})
+			s.rollout(ctx, "canary:\n  steps:\n  - replicas: 2\n  - replicas: 100%")
+			Expect(s.argoHealthOf(ctx)).To(Equal("Healthy: Rollout is Completed"))
+			s.setVersion(ctx, "v2")
+
+			By("step 1's run fails: the two new pods are replaced by stable ones, and Argo CD's override says Degraded")
+			Eventually(func() string { return s.condition(ctx, "Stalled") }).WithContext(ctx).WithTimeout(2 * time.Minute).
+				WithPolling(poll).Should(HavePrefix("True/AnalysisFailed: release aborted: analysis of step 1"))
+			s.waitPods(ctx, map[string]int{"v1": 4})
+			Expect(s.step(ctx)).To(Equal("Progressing 1/StepPaused"))
+			Expect(s.argoHealthOf(ctx)).To(HavePrefix("Degraded: release aborted: analysis of step 1"))
+
+			By("a retry once the canary is healthy releases it again")
+			health.set("ok")
+			out, code := kruise(ctx, bin, s.ns, "rollout", "retry", "rollout/app")
+			Expect(code).To(Equal(0), "%s", out)
+			s.waitPods(ctx, map[string]int{"v1": 2, "v2": 2})
+			s.waitStep(ctx, "Progressing 1/StepPaused")
+			Expect(s.argoHealthOf(ctx)).To(Equal("Suspended: Rollout is Paused need manual intervention"))
+			s.approve(ctx)
+			s.waitPhase(ctx, "Healthy")
+			s.waitPods(ctx, map[string]int{"v2": 4})
+		},
+		Entry("a CloneSet", "CloneSet"),
+		Entry("a StatefulSet", "StatefulSet"),
+	)
 })
 
 // measurementIndices are the indices of the measurements the first metric of an AnalysisRun recorded.

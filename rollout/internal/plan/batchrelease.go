@@ -261,6 +261,10 @@ func verify(d BatchDecision, w BatchWorld) BatchDecision {
 		Desired: desired, Updated: w.Workload.Updated, UpdatedReady: w.Workload.UpdatedReady,
 		FailureThreshold: w.Plan.FailureThreshold, RolloutID: w.Plan.RolloutID, LabelledForRolloutID: w.Workload.Labelled,
 	}
+	if CarriesAbort(w.Plan) && w.Workload.Updated > desired {
+		// An aborted batch is ready once its new pods are gone; some controls take them a few at a time.
+		return upgrade(d, w)
+	}
 	if !w.Workload.Consistent || !BatchReady(in) {
 		d.RequeueAfter = VerifyInterval
 		if w.Workload.Consistent {

@@ -275,6 +275,7 @@ func TestBatchShare(t *testing.T) {
 func TestPlanBatchRelease(t *testing.T) {
 	p0 := brPlan(ptr.To[int32](0), "1", "50%", "100%")
 	p1 := brPlan(ptr.To[int32](1), "1", "50%", "100%")
+	aborted := brPlan(ptr.To[int32](1), "1", "0", "100%")
 	wl := func(updated, ready int32) *WorkloadView {
 		return &WorkloadView{Replicas: 10, Updated: updated, UpdatedReady: ready, StableRevision: "a", UpdateRevision: "b", Consistent: true}
 	}
@@ -328,6 +329,12 @@ func TestPlanBatchRelease(t *testing.T) {
 			ActionFinalize, 0, rolloutsv1beta1.RolloutPhaseFinalizing, 2, rolloutsv1beta1.ReadyBatchState},
 		"deletion finalizes": {progressing(0, rolloutsv1beta1.VerifyingBatchState, p0), BatchWorld{Plan: p0, Deleting: true, Workload: wl(1, 1)},
 			ActionFinalize, 0, rolloutsv1beta1.RolloutPhaseFinalizing, 0, rolloutsv1beta1.VerifyingBatchState},
+		"aborted: asked again while new pods are left": {progressing(1, rolloutsv1beta1.VerifyingBatchState, aborted),
+			BatchWorld{Plan: aborted, Workload: wl(3, 3)},
+			ActionUpgrade, 0, rolloutsv1beta1.RolloutPhaseProgressing, 1, rolloutsv1beta1.VerifyingBatchState},
+		"aborted: ready once they are gone": {progressing(1, rolloutsv1beta1.VerifyingBatchState, aborted),
+			BatchWorld{Plan: aborted, Workload: wl(0, 0)},
+			ActionNone, 0, rolloutsv1beta1.RolloutPhaseProgressing, 1, rolloutsv1beta1.ReadyBatchState},
 		"gone workload completes": {progressing(0, rolloutsv1beta1.VerifyingBatchState, p0), BatchWorld{Plan: p0},
 			ActionNone, 0, rolloutsv1beta1.RolloutPhaseCompleted, 0, rolloutsv1beta1.VerifyingBatchState},
 	} {
