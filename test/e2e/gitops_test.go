@@ -26,17 +26,24 @@ type fluxExprs struct {
 	Current, Failed, InProgress string
 }
 
-// docsHealthCheckExprs reads the Kustomization snippet docs/gitops.md marks as tested.
-func docsHealthCheckExprs() fluxExprs {
+// gitopsSnippet is the YAML block docs/gitops.md marks "<!-- tested: name -->".
+func gitopsSnippet(name string) string {
 	GinkgoHelper()
 	root, err := cluster.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
 	raw, err := os.ReadFile(filepath.Join(root, "docs/gitops.md"))
 	Expect(err).NotTo(HaveOccurred())
-	_, after, found := strings.Cut(string(raw), "<!-- tested: healthCheckExprs -->")
-	Expect(found).To(BeTrue(), "docs/gitops.md lost its tested snippet")
+	_, after, found := strings.Cut(string(raw), "<!-- tested: "+name+" -->")
+	Expect(found).To(BeTrue(), "docs/gitops.md lost its tested snippet %s", name)
 	_, block, _ := strings.Cut(after, "```yaml\n")
 	block, _, _ = strings.Cut(block, "```")
+	return block
+}
+
+// docsHealthCheckExprs reads the Kustomization snippet docs/gitops.md marks as tested.
+func docsHealthCheckExprs() fluxExprs {
+	GinkgoHelper()
+	block := gitopsSnippet("healthCheckExprs")
 	var kustomization struct {
 		Spec struct {
 			HealthCheckExprs []struct {
