@@ -71,6 +71,11 @@ moves it to StepReady (a merge patch of status.canaryStatus.currentStepState, or
 status.blueGreenStatus.currentStepState for a blue-green release), and the Rollout goes on with the next
 step. A Rollout whose current step is not in StepPaused is not changed and the command fails.
 
+A release its RolloutAnalysis aborted (condition Progressing with reason Aborted) is refused as well, though its
+step shows StepPaused: the abort would hold the step again. Release it again with "kubectl-kruise rollout retry"
+or by reverting the revision. Given a resource type without a name, such Rollouts are reported and left as they
+are while the others are approved.
+
 With --wait the command returns once the next step's batch is in place (the Rollout went past StepUpgrade
 of a later step) or the release completed. Exit codes with --wait: 0 ready, 1 error, 2 the release failed
 or was cancelled, 3 the Rollout was paused (spec.strategy.paused), 4 --timeout ran out.`,

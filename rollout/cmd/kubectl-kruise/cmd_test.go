@@ -216,6 +216,14 @@ func TestApproveCommand(t *testing.T) {
 			script: []*rolloutsv1beta1.Rollout{paused, approved}, wantCode: exitNotDone, wantPatches: []string{patch}},
 		{name: "wait takes one", args: []string{"rollout", "a", "b", "--wait"}, wantCode: exitError,
 			wantErr: "error: --wait takes a single Rollout, got 2\n"},
+		{name: "aborted by its analysis", script: []*rolloutsv1beta1.Rollout{abortedAt(canaryRollout())}, args: []string{"rollout/demo"},
+			wantCode: exitError,
+			wantErr: "error: rollouts.rollouts.kruise.io \"demo\" does not allow to approve, because its analysis aborted the release: " +
+				"analysis of step 2 (AnalysisRun demo-rev2-0-2) ended Failed; to release again: kubectl kruise rollout retry rollout/demo -n apps, or revert the revision\n"},
+		{name: "aborted, with --wait", script: []*rolloutsv1beta1.Rollout{abortedAt(canaryRollout())}, args: []string{"rollout/demo", "--wait"},
+			wantCode: exitError,
+			wantErr: "error: rollouts.rollouts.kruise.io \"demo\" does not allow to approve, because its analysis aborted the release: " +
+				"analysis of step 2 (AnalysisRun demo-rev2-0-2) ended Failed; to release again: kubectl kruise rollout retry rollout/demo -n apps, or revert the revision\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
 
 // approval is what approving a Rollout does: the status merge patch, and the step it approves.
@@ -18,8 +19,13 @@ type approval struct {
 
 // planApproval decides whether ro can be approved. Like upstream, only a step in StepPaused can; the
 // patch moves it to StepReady in canaryStatus, or in blueGreenStatus for a blue-green release. The
-// resourceVersion makes the patch fail rather than approve a step that moved on since it was read.
+// resourceVersion makes the patch fail rather than approve a step that moved on since it was read. A release
+// its analysis aborted is refused whatever its step shows: the engine holds the step at StepPaused while the
+// abort lasts, so an approval would be undone at once; a retry or a new revision releases it again.
 func planApproval(ro *rolloutsv1beta1.Rollout) (approval, error) {
+	if plan.Aborted(ro.Status) {
+		return approval{}, abortedError(ro)
+	}
 	field, sub := "canaryStatus", ro.Status.GetSubStatus()
 	if ro.Status.CanaryStatus == nil && ro.Status.BlueGreenStatus != nil {
 		field = "blueGreenStatus"
@@ -39,6 +45,20 @@ func planApproval(ro *rolloutsv1beta1.Rollout) (approval, error) {
 		return approval{}, fmt.Errorf("encoding the approval: %w", err)
 	}
 	return approval{Patch: patch, Step: sub.CurrentStepIndex, Revision: sub.PodTemplateHash}, nil
+}
+
+// abortedError refuses to approve an aborted release, with the condition's reason and the ways out.
+func abortedError(ro *rolloutsv1beta1.Rollout) error {
+	why := ""
+	if c := plan.GetCondition(ro.Status.Conditions, rolloutsv1beta1.RolloutConditionProgressing); c != nil && c.Message != "" {
+		why = ": " + c.Message
+	}
+	retry := "kubectl kruise rollout retry rollout/" + ro.Name
+	if ro.Namespace != "" {
+		retry += " -n " + ro.Namespace
+	}
+	return fmt.Errorf("does not allow to approve, because its analysis aborted the release%s; to release again: %s, or revert the revision",
+		why, retry)
 }
 
 // planPause returns the spec merge patch that sets spec.strategy.paused, refusing a no-op like upstream.

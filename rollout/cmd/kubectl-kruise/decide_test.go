@@ -7,7 +7,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
+
+// abortedAt is ro at step 2, which its analysis aborted, as the engine leaves it: StepPaused, condition Progressing
+// with reason Aborted.
+func abortedAt(ro *rolloutsv1beta1.Rollout) *rolloutsv1beta1.Rollout {
+	return withCondition(atStep(ro, 2, rolloutsv1beta1.CanaryStepStatePaused), rolloutsv1beta1.RolloutConditionProgressing,
+		"True", plan.ProgressingReasonAborted, "analysis of step 2 (AnalysisRun demo-rev2-0-2) ended Failed")
+}
 
 func TestPlanApproval(t *testing.T) {
 	tests := []struct {
@@ -43,6 +51,30 @@ func TestPlanApproval(t *testing.T) {
 			name:    "no release",
 			rollout: canaryRollout(),
 			wantErr: "no release in progress",
+		},
+		{
+			name: "paused, progressing in rolling",
+			rollout: withCondition(atStep(canaryRollout(), 1, rolloutsv1beta1.CanaryStepStatePaused), rolloutsv1beta1.RolloutConditionProgressing,
+				"True", rolloutsv1beta1.ProgressingReasonInRolling, "Rollout is in Progressing"),
+			wantPatch: `{"metadata":{"resourceVersion":"42"},"status":{"canaryStatus":{"currentStepState":"StepReady"}}}`,
+			wantStep:  1,
+		},
+		{
+			name:    "canary aborted by its analysis",
+			rollout: abortedAt(canaryRollout()),
+			wantErr: "does not allow to approve, because its analysis aborted the release: analysis of step 2 (AnalysisRun demo-rev2-0-2) ended Failed; " +
+				"to release again: kubectl kruise rollout retry rollout/demo -n apps, or revert the revision",
+		},
+		{
+			name:    "blue-green aborted by its analysis",
+			rollout: abortedAt(blueGreenRollout()),
+			wantErr: "because its analysis aborted the release",
+		},
+		{
+			name: "aborted without a message",
+			rollout: withCondition(atStep(canaryRollout(), 1, rolloutsv1beta1.CanaryStepStatePaused), rolloutsv1beta1.RolloutConditionProgressing,
+				"True", plan.ProgressingReasonAborted, ""),
+			wantErr: "does not allow to approve, because its analysis aborted the release; to release again: kubectl kruise rollout retry rollout/demo -n apps, or revert the revision",
 		},
 	}
 	for _, tt := range tests {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
 )
 
 func TestApproveCanary(t *testing.T) {
@@ -58,6 +59,63 @@ func TestApproveRefusedUnlessPaused(t *testing.T) {
 	}
 	if got := getRollout(t, ns, "demo").Status.CanaryStatus.CurrentStepState; got != rolloutsv1beta1.CanaryStepStateUpgrade {
 		t.Errorf("currentStepState = %q, want it untouched (StepUpgrade)", got)
+	}
+}
+
+// aborted is the Progressing condition the engine writes when a release's analysis aborts it; the step then
+// shows StepPaused until a retry or a new revision.
+func aborted() rolloutsv1beta1.RolloutCondition {
+	return rolloutsv1beta1.RolloutCondition{Type: rolloutsv1beta1.RolloutConditionProgressing, Status: corev1.ConditionTrue,
+		Reason: plan.ProgressingReasonAborted, Message: "analysis of step 1 (AnalysisRun demo-rev2-0-1) ended Failed"}
+}
+
+func abortedRefusal(ns, name string) string {
+	return "error: rollouts.rollouts.kruise.io \"" + name + "\" does not allow to approve, because its analysis aborted the release: " +
+		"analysis of step 1 (AnalysisRun demo-rev2-0-1) ended Failed; to release again: kubectl kruise rollout retry rollout/" + name +
+		" -n " + ns + ", or revert the revision\n"
+}
+
+// TestApproveRefusedWhenAborted: an approval of an aborted release would be undone by the engine, so the CLI
+// refuses it and leaves the Rollout as it is.
+func TestApproveRefusedWhenAborted(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	ro := createRollout(t, ns, "demo", false)
+	setStep(t, ro, 1, rolloutsv1beta1.CanaryStepStatePaused, aborted())
+	before := getRollout(t, ns, "demo")
+	r := kruise(t, "rollout", "approve", "rollout/demo", "-n", ns)
+	if want := abortedRefusal(ns, "demo"); r.code != 1 || r.stdout != "" || r.stderr != want {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 1, nothing, %q", r.code, r.stdout, r.stderr, want)
+	}
+	after := getRollout(t, ns, "demo")
+	if after.ResourceVersion != before.ResourceVersion || after.Status.CanaryStatus.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
+		t.Errorf("resourceVersion %s -> %s, currentStepState %q; want the Rollout untouched at StepPaused",
+			before.ResourceVersion, after.ResourceVersion, after.Status.CanaryStatus.CurrentStepState)
+	}
+}
+
+// TestApproveWholeKindSkipsAborted: approving every Rollout of the namespace reports the aborted one and
+// approves the others, a Progressing condition of another reason included.
+func TestApproveWholeKindSkipsAborted(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	first, second := createRollout(t, ns, "first", false), createRollout(t, ns, "second", false)
+	setStep(t, first, 1, rolloutsv1beta1.CanaryStepStatePaused, aborted())
+	setStep(t, second, 1, rolloutsv1beta1.CanaryStepStatePaused, rolloutsv1beta1.RolloutCondition{
+		Type: rolloutsv1beta1.RolloutConditionProgressing, Status: corev1.ConditionTrue,
+		Reason: rolloutsv1beta1.ProgressingReasonInRolling, Message: "Rollout is in Progressing"})
+	before := getRollout(t, ns, "first")
+	r := kruise(t, "rollout", "approve", "rollout", "-n", ns)
+	if want := abortedRefusal(ns, "first"); r.code != 1 || r.stdout != "rollout.rollouts.kruise.io/second approved\n" || r.stderr != want {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 1, second approved, %q", r.code, r.stdout, r.stderr, want)
+	}
+	if after := getRollout(t, ns, "first"); after.ResourceVersion != before.ResourceVersion ||
+		after.Status.CanaryStatus.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
+		t.Errorf("aborted Rollout: resourceVersion %s -> %s, currentStepState %q; want it untouched at StepPaused",
+			before.ResourceVersion, after.ResourceVersion, after.Status.CanaryStatus.CurrentStepState)
+	}
+	if got := getRollout(t, ns, "second").Status.CanaryStatus.CurrentStepState; got != rolloutsv1beta1.CanaryStepStateReady {
+		t.Errorf("paused Rollout: currentStepState %q, want StepReady", got)
 	}
 }
 
