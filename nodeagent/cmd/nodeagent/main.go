@@ -1,5 +1,6 @@
 // Command nodeagent is flotilla-nodeagent, run once per node (DaemonSet): it executes the node's
-// ContainerRecreateRequests and pulls the images of its NodeImage through the container runtime's CRI socket. It serves /metrics and /healthz
+// ContainerRecreateRequests, pulls the images of its NodeImage and runs the probes of its NodePodProbe through the
+// container runtime's CRI socket. It serves /metrics and /healthz
 // (failing while the runtime does not answer) on --addr, and needs env NODE_NAME.
 package main
 
@@ -27,6 +28,7 @@ import (
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/containermeta"
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/containerrecreate"
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/imagepuller"
+	"github.com/flotilla-dev/flotilla/nodeagent/internal/podprober"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -88,6 +90,9 @@ func run() error {
 	if err := (&imagepuller.Reconciler{NodeName: nodeName, Images: rt, MaxParallel: opts.pullWorkers}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the image puller: %w", err)
 	}
+	if err := (&podprober.Reconciler{NodeName: nodeName, Runtime: rt}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the pod prober: %w", err)
+	}
 	ctrl.Log.Info("Starting node agent", "node", nodeName)
 	return mgr.Start(ctx)
 }
@@ -142,6 +147,7 @@ func cacheByObject(nodeName string) map[client.Object]cache.ByObject {
 	byObject := containerrecreate.CacheByObject(nodeName)
 	maps.Copy(byObject, containermeta.CacheByObject(nodeName))
 	maps.Copy(byObject, imagepuller.CacheByObject(nodeName))
+	maps.Copy(byObject, podprober.CacheByObject(nodeName))
 	return byObject
 }
 

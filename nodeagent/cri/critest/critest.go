@@ -102,6 +102,17 @@ func Start(t TB) *Runtime {
 	return r
 }
 
+// Dial returns a CRI client of the runtime, closed when the test ends: what the agent under test talks to.
+func (r *Runtime) Dial(t TB) *cri.Client {
+	t.Helper()
+	c, err := cri.Dial(context.Background(), r.Endpoint)
+	if err != nil {
+		t.Fatalf("critest: dial %s: %v", r.Endpoint, err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // Run starts a first container (restart count 0) named name for pod and returns its id.
 func (r *Runtime) Run(pod Pod, name string) string {
 	r.mu.Lock()

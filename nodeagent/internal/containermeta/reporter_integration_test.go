@@ -63,11 +63,7 @@ func startReporter(t *testing.T) *kubelet {
 	})
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme)
 	k.c = managertest.DirectClient(t, clusterConfig, scheme)
-	rt, err := cri.Dial(t.Context(), k.rt.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Close() })
+	rt := k.rt.Dial(t)
 	managertest.Start(t, clusterConfig, scheme, (&Reconciler{NodeName: node, Runtime: rt}).SetupWithManager,
 		func(o *ctrl.Options) { o.Cache = cache.Options{ByObject: CacheByObject(node)} })
 	return k

@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/flotilla-dev/flotilla/nodeagent/cri"
 	"github.com/flotilla-dev/flotilla/nodeagent/cri/critest"
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/managertest"
@@ -63,11 +62,7 @@ func startAgent(t *testing.T) *world {
 	w := &world{t: t, rt: critest.Start(t), node: fmt.Sprintf("node-%d", counter.Add(1))}
 	scheme := testScheme(t)
 	w.c = managertest.DirectClient(t, clusterConfig, scheme)
-	rt, err := cri.Dial(t.Context(), w.rt.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Close() })
+	rt := w.rt.Dial(t)
 	managertest.Start(t, clusterConfig, scheme, (&Reconciler{NodeName: w.node, Runtime: rt}).SetupWithManager,
 		func(o *ctrl.Options) { o.Cache = cache.Options{ByObject: CacheByObject(w.node)} })
 	w.ns = managertest.NamespaceWithServiceAccount(t, w.c, "crr")

@@ -56,11 +56,7 @@ func startPuller(t *testing.T) *agent {
 	a := &agent{t: t, rt: critest.Start(t), node: fmt.Sprintf("pull-node-%d", nodeCounter.Add(1))}
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme)
 	a.c = managertest.DirectClient(t, clusterConfig, scheme)
-	rt, err := cri.Dial(t.Context(), a.rt.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Close() })
+	rt := a.rt.Dial(t)
 	managertest.Start(t, clusterConfig, scheme, (&Reconciler{NodeName: a.node, Images: rt, MaxParallel: 2}).SetupWithManager,
 		func(o *ctrl.Options) { o.Cache = cache.Options{ByObject: CacheByObject(a.node)} })
 	return a
