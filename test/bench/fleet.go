@@ -162,39 +162,53 @@ func createFleetRollouts(ctx context.Context, dyn dynamic.Interface) error {
 
 // waitFleetHealthy lists the Rollouts until every one is Healthy at its generation.
 func waitFleetHealthy(ctx context.Context, env *Env, dyn dynamic.Interface) error {
-	healthy, lastReport := 0, time.Now()
+	return waitRollouts(ctx, env, dyn, fleetNamespace, fleetSize, "Healthy", func(ro *rolloutsv1beta1.Rollout) bool {
+		return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy
+	})
+}
+
+// waitRollouts lists the namespace's Rollouts until n of them, at their generation, pass is; what names that
+// state in the log and the error.
+func waitRollouts(ctx context.Context, env *Env, dyn dynamic.Interface, namespace string, n int, what string,
+	is func(*rolloutsv1beta1.Rollout) bool) error {
+	count, lastReport := 0, time.Now()
 	err := wait.PollUntilContextTimeout(ctx, pollEvery, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := dyn.Resource(rolloutsResource).Namespace(fleetNamespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		list, err := dyn.Resource(rolloutsResource).Namespace(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			return false, nil // transient under load; retried until the timeout
 		}
-		healthy = 0
+		count = 0
 		for i := range list.Items {
 			ro, err := rolloutFrom(&list.Items[i])
 			if err != nil {
 				return false, err
 			}
-			if ro.Status.ObservedGeneration == ro.Generation && ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy {
-				healthy++
+			if ro.Status.ObservedGeneration == ro.Generation && is(ro) {
+				count++
 			}
 		}
 		if time.Since(lastReport) >= progressEvery {
-			env.Logf("%d/%d Rollouts Healthy", healthy, fleetSize)
+			env.Logf("%d/%d Rollouts %s", count, n, what)
 			lastReport = time.Now()
 		}
-		return healthy == fleetSize, nil
+		return count == n, nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for %d Healthy Rollouts (%d are): %w", fleetSize, healthy, err)
+		return fmt.Errorf("waiting for %d Rollouts %s (%d are): %w", n, what, count, err)
 	}
 	return nil
 }
 
 // forFleet runs fn for every application of the fleet, workers at a time.
 func forFleet(ctx context.Context, workers int, fn func(context.Context, int) error) error {
+	return forApps(ctx, fleetSize, workers, fn)
+}
+
+// forApps runs fn for applications 0 to n-1, workers at a time.
+func forApps(ctx context.Context, n, workers int, fn func(context.Context, int) error) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
-	for i := range fleetSize {
+	for i := range n {
 		g.Go(func() error { return fn(ctx, i) })
 	}
 	return g.Wait()

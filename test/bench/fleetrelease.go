@@ -182,8 +182,13 @@ func changeFleet(ctx context.Context, env *Env, kcm Proc, version string, w done
 }
 
 func patchFleet(ctx context.Context, env *Env, change []byte) error {
-	deployments := env.Kube.AppsV1().Deployments(fleetNamespace)
-	return forFleet(ctx, fleetPatchWorkers, func(ctx context.Context, i int) error {
+	return patchApps(ctx, env, fleetNamespace, fleetSize, change)
+}
+
+// patchApps applies a strategic merge patch to the Deployments of applications 0 to n-1 of namespace.
+func patchApps(ctx context.Context, env *Env, namespace string, n int, change []byte) error {
+	deployments := env.Kube.AppsV1().Deployments(namespace)
+	return forApps(ctx, n, fleetPatchWorkers, func(ctx context.Context, i int) error {
 		_, err := deployments.Patch(ctx, fleetApp(i), types.StrategicMergePatchType, change, metav1.PatchOptions{})
 		return err
 	})

@@ -25,6 +25,11 @@ const (
 	BenchLabel = "bench.flotilla.dev/scenario"
 )
 
+// benchObjectMeta names an object the harness creates in namespace, with BenchLabel.
+func benchObjectMeta(namespace, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{BenchLabel: namespace}}
+}
+
 // Populate creates n Deployments of the given replicas in namespace and
 // waits until all their pods are Ready, returning how long that took.
 func Populate(ctx context.Context, env *Env, namespace string, n, replicas int) (time.Duration, error) {

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -147,4 +149,70 @@ func DiffRequests(before, after map[RequestKey]float64) []RequestCount {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Verb, b.Verb))
 	})
 	return out
+}
+
+// bucket is one cumulative bucket of a histogram: the observations of at most UpperBound.
+type bucket struct {
+	UpperBound float64
+	Count      float64
+}
+
+// histogramRise is how much each bucket of a histogram (its name without the _bucket suffix) rose between two
+// readings, summed over the series whose labels include labels, in ascending order of bound.
+func histogramRise(metric string, labels map[string]string, before, after []Sample) ([]bucket, error) {
+	was, err := histogramBuckets(metric, labels, before)
+	if err != nil {
+		return nil, err
+	}
+	is, err := histogramBuckets(metric, labels, after)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bucket, 0, len(is))
+	for le, n := range is {
+		out = append(out, bucket{UpperBound: le, Count: n - was[le]})
+	}
+	slices.SortFunc(out, func(a, b bucket) int { return cmp.Compare(a.UpperBound, b.UpperBound) })
+	return out, nil
+}
+
+// histogramBuckets sums the selected series' buckets by bound (the le label).
+func histogramBuckets(metric string, labels map[string]string, samples []Sample) (map[float64]float64, error) {
+	out := map[float64]float64{}
+	for _, s := range samples {
+		if s.Name != metric+"_bucket" || !labelsInclude(s.Labels, labels) {
+			continue
+		}
+		le, err := strconv.ParseFloat(s.Labels["le"], 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: bucket bound %q: %w", s.Name, s.Labels["le"], err)
+		}
+		out[le] += s.Value
+	}
+	return out, nil
+}
+
+// bucketQuantile is the q-quantile (0 < q < 1) of cumulative buckets as Prometheus's histogram_quantile
+// computes it: interpolated linearly within the bucket that holds the rank (the first bucket starting at 0),
+// and the highest finite bound when the rank falls in the +Inf bucket. It is NaN without observations or
+// without a +Inf bucket. It is only as fine as the buckets: a figure inside a bucket is an interpolation.
+func bucketQuantile(q float64, buckets []bucket) float64 {
+	last := len(buckets) - 1
+	if last < 1 || !math.IsInf(buckets[last].UpperBound, 1) || buckets[last].Count <= 0 {
+		return math.NaN()
+	}
+	rank := q * buckets[last].Count
+	i := sort.Search(last, func(i int) bool { return buckets[i].Count >= rank })
+	if i == last {
+		return buckets[last-1].UpperBound
+	}
+	upper := buckets[i].UpperBound
+	if i == 0 && upper <= 0 {
+		return upper
+	}
+	lower, below := 0.0, 0.0
+	if i > 0 {
+		lower, below = buckets[i-1].UpperBound, buckets[i-1].Count
+	}
+	return lower + (upper-lower)*(rank-below)/(buckets[i].Count-below)
 }

@@ -66,6 +66,7 @@ func releaseChange(withID bool, version string) []byte {
 const floorAgainID = "v3"
 
 var (
+	rolloutTypeMeta       = metav1.TypeMeta{APIVersion: rolloutsv1beta1.GroupVersion.String(), Kind: "Rollout"}
 	rolloutsResource      = rolloutsv1beta1.GroupVersion.WithResource("rollouts")
 	batchReleasesResource = rolloutsv1beta1.GroupVersion.WithResource("batchreleases")
 )
@@ -205,9 +206,8 @@ func releaseRolloutObject() *rolloutsv1beta1.Rollout {
 		})
 	}
 	return &rolloutsv1beta1.Rollout{
-		TypeMeta: metav1.TypeMeta{APIVersion: rolloutsv1beta1.GroupVersion.String(), Kind: "Rollout"},
-		ObjectMeta: metav1.ObjectMeta{Name: releaseRollout, Namespace: releaseNamespace,
-			Labels: map[string]string{BenchLabel: releaseNamespace}},
+		TypeMeta:   rolloutTypeMeta,
+		ObjectMeta: benchObjectMeta(releaseNamespace, releaseRollout),
 		Spec: rolloutsv1beta1.RolloutSpec{
 			WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: releaseWorkload},
 			Strategy:    rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{Steps: steps}},

@@ -35,6 +35,7 @@ func Scenarios() []Scenario {
 		deploymentRollout(true),
 		deploymentRollout(false),
 		canaryTrafficStep(),
+		analysisOverhead(),
 		cloneSetScale(),
 		cloneSetInPlace(),
 		statefulSetScale(),

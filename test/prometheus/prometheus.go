@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,32 +34,60 @@ func Start(t testing.TB, targets ...string) string {
 	if err != nil {
 		missing(t)
 	}
-	dir := t.TempDir()
+	s, err := Run(bin, t.TempDir(), targets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s.URL
+}
+
+// Server is a running Prometheus, for a caller that is not a test (the benchmark harness).
+type Server struct {
+	// URL is where it answers: http://127.0.0.1:<port>.
+	URL string
+	cmd *exec.Cmd
+	log *os.File
+}
+
+// Run starts bin (Debian's prometheus) with its configuration, data and log in dir, scraping targets each
+// ScrapeInterval, and returns once it is ready; Stop ends it. On error nothing is left running.
+func Run(bin, dir string, targets ...string) (*Server, error) {
 	config := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(config, []byte(Config(targets)), 0o600); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	addr, err := freeAddress()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	url := "http://" + addr
 	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	cmd := exec.Command(bin, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	s := &Server{URL: "http://" + addr, log: log}
+	s.cmd = exec.Command(bin, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting prometheus: %v", err)
+	s.cmd.Stdout, s.cmd.Stderr = log, log
+	if err := s.cmd.Start(); err != nil {
+		_ = log.Close()
+		return nil, fmt.Errorf("starting prometheus: %w", err)
 	}
-	t.Cleanup(func() { stop(cmd); _ = log.Close() })
-	if err := waitReady(url, 30*time.Second); err != nil {
+	if err := waitReady(s.URL, 30*time.Second); err != nil {
+		s.Stop()
 		out, _ := os.ReadFile(log.Name())
-		t.Fatalf("prometheus at %s: %v\n%s", url, err, out)
+		return nil, fmt.Errorf("prometheus at %s: %w\n%s", s.URL, err, out)
 	}
-	return url
+	return s, nil
+}
+
+// PID is the server's process.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
+// Stop ends the server and waits for it.
+func (s *Server) Stop() {
+	stop(s.cmd)
+	_ = s.log.Close()
 }
 
 func missing(t testing.TB) {
@@ -132,20 +161,36 @@ func stop(cmd *exec.Cmd) {
 // server has scraped what the test serves.
 func WaitFor(t testing.TB, url, query, want string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	var last string
-	for time.Now().Before(deadline) {
-		last = instant(url, query)
-		if strings.Contains(last, fmt.Sprintf("%q]", want)) {
-			return
-		}
-		time.Sleep(ScrapeInterval / 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := Await(ctx, url, query, want); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("prometheus never answered %s with %s; last answer: %s", query, want, last)
 }
 
-func instant(url, query string) string {
-	resp, err := http.Get(url + "/api/v1/query?query=" + query) //nolint:noctx // a test helper polling its own server
+// Await polls the instant query until its answer holds want (as Prometheus prints the sample value) or ctx
+// ends; the error quotes the last answer.
+func Await(ctx context.Context, url, query, want string) error {
+	var last string
+	for {
+		last = instant(ctx, url, query)
+		if strings.Contains(last, fmt.Sprintf("%q]", want)) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("prometheus never answered %s with %s; last answer: %s", query, want, last)
+		case <-time.After(ScrapeInterval / 4):
+		}
+	}
+}
+
+func instant(ctx context.Context, url, query string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/v1/query?query="+neturl.QueryEscape(query), nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err.Error()
 	}
