@@ -75,10 +75,20 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		For(&analysisv1alpha1.RolloutAnalysis{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Owns(&analysisv1alpha1.AnalysisRun{}).
+		Owns(&analysisv1alpha1.AnalysisRun{}, builder.WithPredicates(runChanged)).
 		Watches(&rolloutsv1beta1.Rollout{}, analysesOf(r.Client, rolloutName)).
 		Watches(&analysisv1alpha1.RolloutAnalysis{}, analysesOf(r.Client, rolloutRef), builder.WithPredicates(comingOrGoing)).
 		Complete(r)
+}
+
+// runChanged passes what the binding reads of its runs changing: phase, message, spec, deletion. A new
+// measurement alone changes none of them, so a run measuring every few seconds wakes nothing here.
+var runChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		was, is := e.ObjectOld.(*analysisv1alpha1.AnalysisRun), e.ObjectNew.(*analysisv1alpha1.AnalysisRun)
+		return was.Status.Phase != is.Status.Phase || was.Status.Message != is.Status.Message ||
+			was.Generation != is.Generation || (was.DeletionTimestamp == nil) != (is.DeletionTimestamp == nil)
+	},
 }
 
 // comingOrGoing passes a RolloutAnalysis's creation, deletion and the start of its deletion.
