@@ -30,6 +30,11 @@ func (r *Reconciler) attempt(ctx context.Context, s Start) Result {
 	}
 	id, err := r.pull(ctx, ref, auths, s.Image.SandboxConfig)
 	if err != nil {
+		// The runtime's words for its caller's deadline ("context deadline exceeded") do not say which
+		// deadline: say it is the tag's timeout, as the plan does when it times an attempt out itself.
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return Result{Err: timedOut(s.Key, s.Timeout), Reason: ReasonTimeout}
+		}
 		return Result{Err: err, Reason: Classify(err)}
 	}
 	// The runtime's image ID is what the kubelet reports too; the pull's answer is the fallback.

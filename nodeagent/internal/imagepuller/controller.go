@@ -128,7 +128,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	plan := r.apply(ctx, ni)
 	for _, k := range plan.Failed {
-		r.recordFailure(ni, k, plan.Tasks[k], specTags(ni.Spec)[k].tag)
+		r.finished(nodeImageRef(ni), k, plan.Tasks[k], specTags(ni.Spec)[k].tag)
 	}
 	if err := r.writeStatus(ctx, ni, plan.Status); err != nil {
 		return ctrl.Result{}, err
@@ -184,8 +184,7 @@ func (r *Reconciler) run(ctx context.Context, cancel context.CancelFunc, ref *co
 	}
 	r.mu.Unlock()
 	if done {
-		countFinished(t)
-		r.recordOutcome(ref, s.Key, t, s.Tag)
+		r.finished(ref, s.Key, t, s.Tag)
 	}
 	select {
 	case r.wake <- event.GenericEvent{Object: &kruiseappsv1alpha1.NodeImage{ObjectMeta: metav1.ObjectMeta{Name: r.NodeName}}}:
@@ -221,22 +220,20 @@ func pullAction(k Key) string {
 	return a
 }
 
-// recordOutcome records a finished task: on the NodeImage, and for a failure also on the ImagePullJobs
-// that asked for the tag, as upstream does.
-func (r *Reconciler) recordOutcome(ref *corev1.ObjectReference, k Key, t Task, tag kruiseappsv1alpha1.ImageTagSpec) {
+// finished counts a task that just finished, however it ended (an attempt's result, or the plan timing out
+// its last attempt or stopping it at its deadline), and records its events: on the NodeImage, and for a
+// failure also on the ImagePullJobs that asked for the tag, as upstream does.
+func (r *Reconciler) finished(ref *corev1.ObjectReference, k Key, t Task, tag kruiseappsv1alpha1.ImageTagSpec) {
+	countFinished(t)
 	if t.Phase == kruiseappsv1alpha1.ImagePhaseSucceeded {
 		r.Recorder.Eventf(ref, nil, corev1.EventTypeNormal, EventPullSucceeded, pullAction(k), "Image %s, elapsed time %v",
 			k, t.CompletionTime.Sub(t.StartTime).Round(1e6))
 		return
 	}
-	r.recordFailureTo(ref, k, t, tag)
+	r.recordFailure(ref, k, t, tag)
 }
 
-func (r *Reconciler) recordFailure(ni *kruiseappsv1alpha1.NodeImage, k Key, t Task, tag kruiseappsv1alpha1.ImageTagSpec) {
-	r.recordFailureTo(nodeImageRef(ni), k, t, tag)
-}
-
-func (r *Reconciler) recordFailureTo(ref *corev1.ObjectReference, k Key, t Task, tag kruiseappsv1alpha1.ImageTagSpec) {
+func (r *Reconciler) recordFailure(ref *corev1.ObjectReference, k Key, t Task, tag kruiseappsv1alpha1.ImageTagSpec) {
 	for i := range tag.OwnerReferences {
 		r.Recorder.Eventf(&tag.OwnerReferences[i], nil, corev1.EventTypeWarning, EventPullFailed, pullAction(k),
 			"Image %s on node %s: %s: %s", k, ref.Name, t.Reason, t.Message)

@@ -203,13 +203,17 @@ func (p *Plan) expire(k Key, t Task, tag kruiseappsv1alpha1.ImageTagSpec, now ti
 	}
 	if t.Running && !now.Before(t.AttemptStart.Add(t.AttemptTimeout)) {
 		p.Cancel = append(p.Cancel, k)
-		t, _ = Finish(t, t.Attempt, Result{Err: fmt.Errorf("pulling image %s timed out after %v", k, t.AttemptTimeout),
-			Reason: ReasonTimeout}, tag, now)
+		t, _ = Finish(t, t.Attempt, Result{Err: timedOut(k, t.AttemptTimeout), Reason: ReasonTimeout}, tag, now)
 		if t.Finished() {
 			p.Failed = append(p.Failed, k)
 		}
 	}
 	return t
+}
+
+// timedOut is the error of an attempt that ran out its timeout.
+func timedOut(k Key, timeout time.Duration) error {
+	return fmt.Errorf("pulling image %s timed out after %v", k, timeout)
 }
 
 func (p *Plan) start(k Key, t Task, s tagOf, now time.Time) Task {

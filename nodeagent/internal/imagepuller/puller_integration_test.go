@@ -3,10 +3,12 @@ package imagepuller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -50,13 +52,19 @@ type agent struct {
 	node string
 }
 
-func startPuller(t *testing.T) *agent {
+func startPuller(t *testing.T) *agent { return startPullerWith(t, nil) }
+
+// startPullerWith starts a puller whose runtime is wrap of the in-memory one (when wrap is set).
+func startPullerWith(t *testing.T, wrap func(cri.Images) cri.Images) *agent {
 	t.Helper()
 	managertest.RequireCluster(t, clusterConfig)
 	a := &agent{t: t, rt: critest.Start(t), node: fmt.Sprintf("pull-node-%d", nodeCounter.Add(1))}
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme)
 	a.c = managertest.DirectClient(t, clusterConfig, scheme)
-	rt := a.rt.Dial(t)
+	var rt cri.Images = a.rt.Dial(t)
+	if wrap != nil {
+		rt = wrap(rt)
+	}
 	managertest.Start(t, clusterConfig, scheme, (&Reconciler{NodeName: a.node, Images: rt, MaxParallel: 2}).SetupWithManager,
 		func(o *ctrl.Options) { o.Cache = cache.Options{ByObject: CacheByObject(a.node)} })
 	return a
@@ -205,6 +213,70 @@ func TestRetriesAndAVersionBump(t *testing.T) {
 	if n := a.pullsOf("example.com/web:1"); n != 2 {
 		t.Errorf("web pulled %d times, want 2", n)
 	}
+}
+
+// stubbornImages is a runtime whose pulls of one reference ignore their caller's deadline and hold until
+// the test ends, as a runtime that does not give up on a stuck registry would; it records when each began.
+type stubbornImages struct {
+	cri.Images
+	ref     string
+	release chan struct{}
+	mu      sync.Mutex
+	starts  []time.Time
+}
+
+func (s *stubbornImages) PullImage(ctx context.Context, req cri.PullRequest) (string, error) {
+	if req.Image != s.ref {
+		return s.Images.PullImage(ctx, req)
+	}
+	s.mu.Lock()
+	s.starts = append(s.starts, time.Now())
+	s.mu.Unlock()
+	<-s.release
+	return "", errors.New("released at the end of the test")
+}
+
+func (s *stubbornImages) pullStarts() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.starts)
+}
+
+// The agent enforces timeoutSeconds and backoffLimit itself: against a runtime that never answers, each
+// attempt is timed out, the next one waits the backoff, and the task fails after backoffLimit retries,
+// counted and reported as a timeout.
+func TestTimesOutAPullTheRuntimeHolds(t *testing.T) {
+	const ref = "example.com/held:1"
+	stubborn := &stubbornImages{ref: ref, release: make(chan struct{})}
+	a := startPullerWith(t, func(rt cri.Images) cri.Images { stubborn.Images = rt; return stubborn })
+	t.Cleanup(func() { close(stubborn.release) })
+	timeouts := func() float64 { return managertest.Counter(t, PullsName, map[string]string{"result": ReasonTimeout}) }
+	before := timeouts()
+	const timeout, limit = time.Second, 2
+	a.create(map[string]kruiseappsv1alpha1.ImageSpec{"example.com/held": tags(kruiseappsv1alpha1.ImageTagSpec{Tag: "1",
+		PullPolicy: &kruiseappsv1alpha1.ImageTagPullPolicy{TimeoutSeconds: ptr.To[int32](1), BackoffLimit: ptr.To[int32](limit)}})})
+
+	a.eventually("the tag failed", func() bool { return a.tag("example.com/held").Phase == kruiseappsv1alpha1.ImagePhaseFailed })
+	if s := a.tag("example.com/held"); s.Message != "pulling image "+ref+" timed out after 1s" || s.CompletionTime == nil {
+		t.Errorf("status %+v", s)
+	}
+	starts := stubborn.pullStarts()
+	if len(starts) != limit+1 {
+		t.Fatalf("%d attempts (%v), want backoffLimit+1 = %d", len(starts), starts, limit+1)
+	}
+	// The runtime sees each attempt a little after the agent starts it; the slack covers that difference.
+	const slack = 100 * time.Millisecond
+	for i := 1; i < len(starts); i++ {
+		if gap, want := starts[i].Sub(starts[i-1]), timeout+backoff(int32(i)); gap < want-slack {
+			t.Errorf("attempt %d began %v after attempt %d, want at least the timeout and the backoff, %v", i+1, gap, i, want)
+		}
+	}
+	if got := timeouts() - before; got != 1 {
+		t.Errorf("%s{result=%s} grew by %v, want 1", PullsName, ReasonTimeout, got)
+	}
+	a.eventually("a PullImageFailed event for the timeout", func() bool {
+		return slices.Contains(a.eventNotes(EventPullFailed), "Image "+ref+": "+ReasonTimeout+": pulling image "+ref+" timed out after 1s")
+	})
 }
 
 func (a *agent) pullsOf(ref string) int {
