@@ -50,7 +50,7 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, opts module.Opti
 	if err := RegisterWebhook(mgr.GetWebhookServer(), mgr.GetAPIReader(), mgr.GetScheme()); err != nil {
 		return err
 	}
-	if !imageJobsEnabled(opts.Features) {
+	if !opts.Features.ImagePullJobsOn() {
 		return RegisterImageJobWebhooks(mgr.GetWebhookServer(), mgr.GetScheme(), errImagePullJobGateOff)
 	}
 	if err := (&imagejob.PullJobReconciler{ConfigNamespace: DaemonConfigNamespace(opts)}).SetupWithManager(mgr); err != nil {
@@ -60,12 +60,6 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, opts module.Opti
 		return fmt.Errorf("setting up the ImageListPullJob controller: %w", err)
 	}
 	return RegisterImageJobWebhooks(mgr.GetWebhookServer(), mgr.GetScheme(), nil)
-}
-
-// imageJobsEnabled: the ImagePullJobGate, which the CloneSet's image pre-download turns on as upstream's gate
-// dependencies do (it creates ImagePullJobs).
-func imageJobsEnabled(g feature.Gates) bool {
-	return g.Enabled(feature.ImagePullJobGate) || g.Enabled(feature.PreDownloadImageForInPlaceUpdate)
 }
 
 // errImagePullJobGateOff is upstream's refusal while the gate is off.

@@ -129,3 +129,10 @@ func (g Gates) Enabled(gate featuregate.Feature) bool {
 	}
 	return on
 }
+
+// ImagePullJobsOn reports whether the manager runs the ImagePullJob and ImageListPullJob controllers:
+// ImagePullJobGate is on, or PreDownloadImageForInPlaceUpdate, which turns it on as upstream's gate dependencies
+// do (the CloneSet's image pre-download creates ImagePullJobs).
+func (g Gates) ImagePullJobsOn() bool {
+	return g.Enabled(ImagePullJobGate) || g.Enabled(PreDownloadImageForInPlaceUpdate)
+}

@@ -51,3 +51,20 @@ func TestUnknownGatePanics(t *testing.T) {
 	}()
 	Resolve(gate).Enabled("AdvancedDeploymnet")
 }
+
+func TestImagePullJobsOn(t *testing.T) {
+	for set, want := range map[string]bool{"": false, "ImagePullJobGate=true": true, "PreDownloadImageForInPlaceUpdate=true": true} {
+		gate, err := NewGate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set != "" {
+			if err := gate.Set(set); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := Resolve(gate).ImagePullJobsOn(); got != want {
+			t.Errorf("%q: ImagePullJobsOn = %v, want %v", set, got, want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/imagejob/plan"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/imagepullspec"
 )
 
 // specError is a job spec the controller cannot act on.
@@ -26,7 +27,7 @@ func isSpecError(err error) bool {
 // gather reads what a reconcile of an unfinished job plans from, all from the cache: every NodeImage (read
 // only: the list is not copied), and for a podSelector the nodes of the matching pods.
 func (r *PullJobReconciler) gather(ctx context.Context, job *kruiseappsv1alpha1.ImagePullJob) (plan.Input, error) {
-	image, tag, err := plan.SplitImage(job.Spec.Image)
+	image, tag, err := imagepullspec.SplitImage(job.Spec.Image)
 	if err != nil {
 		return plan.Input{}, specError{fmt.Errorf("spec.image: %w", err)}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/flotilla-dev/flotilla/webhooks"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 	"github.com/flotilla-dev/flotilla/workloads/advancedcronjob"
+	acjadmission "github.com/flotilla-dev/flotilla/workloads/advancedcronjob/admission"
 	"github.com/flotilla-dev/flotilla/workloads/broadcastjob"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset"
@@ -52,7 +53,7 @@ func servedPaths(t *testing.T) []string {
 		broadcastjob.RegisterWebhooks(srv, scheme),
 		nodeagent.RegisterWebhook(srv, reader, scheme),
 		nodeagent.RegisterImageJobWebhooks(srv, scheme, nil),
-		advancedcronjob.RegisterWebhooks(srv, scheme),
+		advancedcronjob.RegisterWebhooks(srv, scheme, acjadmission.Options{}),
 		sidecarset.RegisterWebhooks(srv, reader, scheme, sidecarset.WebhookOptions{}),
 		resourcedistribution.RegisterWebhooks(srv, scheme, nil),
 		analysis.RegisterWebhooks(srv, scheme),

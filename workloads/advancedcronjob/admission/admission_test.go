@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -32,6 +34,18 @@ func valid(broadcast bool, mutate ...func(*kruiseappsv1alpha1.AdvancedCronJob)) 
 	}
 	Default(acj, nil)
 	return acj
+}
+
+// withImageList replaces the template with an ImageListPullJob's, as a user writes it: no completion policy type.
+func withImageList(a *kruiseappsv1alpha1.AdvancedCronJob) {
+	a.Spec.Template.JobTemplate, a.Spec.Template.BroadcastJobTemplate = nil, nil
+	a.Spec.Template.ImageListPullJobTemplate = &kruiseappsv1alpha1.ImageListPullJobTemplateSpec{
+		Spec: kruiseappsv1alpha1.ImageListPullJobSpec{Images: []string{"nginx:1.25", "redis:7.0"}}}
+}
+
+// pulls is the ImageListPullJob template's spec.
+func pulls(a *kruiseappsv1alpha1.AdvancedCronJob) *kruiseappsv1alpha1.ImageListPullJobSpec {
+	return &a.Spec.Template.ImageListPullJobTemplate.Spec
 }
 
 func TestValidate(t *testing.T) {
@@ -70,10 +84,10 @@ func TestValidate(t *testing.T) {
 			"spec.successfulJobsHistoryLimit: Invalid value: -1: must be greater than or equal to 0",
 			"spec.failedJobsHistoryLimit: Invalid value: -2: must be greater than or equal to 0"}},
 		{name: "no template", acj: valid(false, func(a *kruiseappsv1alpha1.AdvancedCronJob) { a.Spec.Template.JobTemplate = nil }),
-			errors: []string{"spec.template: Forbidden: spec must have one template, either JobTemplate or BroadcastJobTemplate should be provided"}},
+			errors: []string{"spec.template: Forbidden: spec must have one template, either JobTemplate, BroadcastJobTemplate or ImageListPullJobTemplate should be provided"}},
 		{name: "two templates", acj: valid(false, func(a *kruiseappsv1alpha1.AdvancedCronJob) {
 			a.Spec.Template.BroadcastJobTemplate = valid(true).Spec.Template.BroadcastJobTemplate
-		}), errors: []string{"spec.template: Forbidden: spec can have only one template, either JobTemplate or BroadcastJobTemplate should be provided"}},
+		}), errors: []string{"spec.template: Forbidden: spec can have only one template, either JobTemplate, BroadcastJobTemplate or ImageListPullJobTemplate should be provided"}},
 		{name: "a job's pods must finish", acj: valid(false, func(a *kruiseappsv1alpha1.AdvancedCronJob) {
 			a.Spec.Template.JobTemplate.Spec.Template.Spec.RestartPolicy = ""
 		}), errors: []string{`spec.template.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"`}},
@@ -87,13 +101,91 @@ func TestValidate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, e := range Validate(tc.acj, nil) {
+			for _, e := range Validate(tc.acj, nil, Options{}) {
 				got = append(got, e.Error())
 			}
 			if strings.Join(got, "\n") != strings.Join(tc.errors, "\n") {
 				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.errors, "\n"))
 			}
 		})
+	}
+}
+
+func TestValidateImageListPullJobTemplate(t *testing.T) {
+	const p = "spec.template.imageListPullJobTemplate"
+	tests := []struct {
+		name   string
+		acj    *kruiseappsv1alpha1.AdvancedCronJob
+		opts   Options
+		errors []string
+	}{
+		{name: "images alone: the type defaults to Always when the job is created", acj: valid(false, withImageList)},
+		{name: "Always, four hours, kept a day", acj: valid(false, withImageList, func(a *kruiseappsv1alpha1.AdvancedCronJob) {
+			cp := &pulls(a).CompletionPolicy
+			cp.Type, cp.ActiveDeadlineSeconds, cp.TTLSecondsAfterFinished = kruiseappsv1alpha1.Always, ptr.To[int64](14400), ptr.To[int32](86400)
+			pulls(a).Parallelism, pulls(a).PodSelector = ptr.To(intstr.FromInt32(5)), &kruiseappsv1alpha1.ImagePullJobPodSelector{
+				LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}
+		})},
+		{name: "with a job template too", acj: valid(false, func(a *kruiseappsv1alpha1.AdvancedCronJob) {
+			a.Spec.Template.ImageListPullJobTemplate = valid(false, withImageList).Spec.Template.ImageListPullJobTemplate
+		}), errors: []string{"spec.template: Forbidden: spec can have only one template, either JobTemplate, BroadcastJobTemplate or ImageListPullJobTemplate should be provided"}},
+		{name: "no image", acj: valid(false, withImageList, func(a *kruiseappsv1alpha1.AdvancedCronJob) { pulls(a).Images = nil }),
+			errors: []string{p + ".spec.images: Required value: at least one image to pull"}},
+		{name: "an image twice, one that does not parse", acj: valid(false, withImageList, func(a *kruiseappsv1alpha1.AdvancedCronJob) {
+			pulls(a).Images = []string{"nginx:1.25", "nginx:1.25", "Redis:7"}
+		}), errors: []string{p + `.spec.images[1]: Duplicate value: "nginx:1.25"`,
+			p + `.spec.images[2]: Invalid value: "Redis:7": not an image reference the node agent can pull: invalid image reference "Redis:7": ` +
+				"could not parse reference: Redis:7"}},
+		{name: "the ImageListPullJob's rules: nodes chosen one way", acj: valid(false, withImageList, func(a *kruiseappsv1alpha1.AdvancedCronJob) {
+			labels := metav1.LabelSelector{MatchLabels: map[string]string{"pool": "web"}}
+			pulls(a).Selector = &kruiseappsv1alpha1.ImagePullJobNodeSelector{LabelSelector: labels}
+			pulls(a).PodSelector = &kruiseappsv1alpha1.ImagePullJobPodSelector{LabelSelector: labels}
+		}), errors: []string{p + ".spec.podSelector: Forbidden: can not set both spec.selector and spec.podSelector"}},
+		{name: "Never would keep every run active", acj: valid(false, withImageList, func(a *kruiseappsv1alpha1.AdvancedCronJob) {
+			pulls(a).CompletionPolicy.Type = kruiseappsv1alpha1.Never
+		}), errors: []string{p + `.spec.completionPolicy.type: Unsupported value: "Never": supported values: "Always"`}},
+		{name: "an unknown type is the ImageListPullJob's error", acj: valid(false, withImageList, func(a *kruiseappsv1alpha1.AdvancedCronJob) {
+			pulls(a).CompletionPolicy.Type = "Sometimes"
+		}), errors: []string{p + `.spec.completionPolicy.type: Unsupported value: "Sometimes": supported values: "Always", "Never"`}},
+		{name: "more than four hours", acj: valid(false, withImageList, func(a *kruiseappsv1alpha1.AdvancedCronJob) {
+			pulls(a).CompletionPolicy.ActiveDeadlineSeconds = ptr.To[int64](14401)
+		}), errors: []string{p + ".spec.completionPolicy.activeDeadlineSeconds: Invalid value: 14401: must be no more than 14400 (4 hours) in an AdvancedCronJob's template"}},
+		{name: "kept more than a day", acj: valid(false, withImageList, func(a *kruiseappsv1alpha1.AdvancedCronJob) {
+			pulls(a).CompletionPolicy.TTLSecondsAfterFinished = ptr.To[int32](86401)
+		}), errors: []string{p + ".spec.completionPolicy.ttlSecondsAfterFinished: Invalid value: 86401: must be no more than 86400 (a day) in an AdvancedCronJob's template"}},
+		{name: "no ImageListPullJob controller", acj: valid(false, withImageList), opts: Options{ImageListPullJobRefusal: errGateOff},
+			errors: []string{p + ": Forbidden: feature-gate ImagePullJobGate is not enabled"}},
+		{name: "the other templates do not need it", acj: valid(true), opts: Options{ImageListPullJobRefusal: errGateOff}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, e := range Validate(tc.acj, nil, tc.opts) {
+				got = append(got, e.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.errors, "\n") {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.errors, "\n"))
+			}
+		})
+	}
+}
+
+var errGateOff = errors.New("feature-gate ImagePullJobGate is not enabled")
+
+// An AdvancedCronJob stored while the gate was on can still be paused, or have its schedule changed, once it is
+// off; its template still cannot change.
+func TestValidateUpdateOnceTheGateIsOff(t *testing.T) {
+	old := valid(false, withImageList)
+	off := Options{ImageListPullJobRefusal: errGateOff}
+	paused := old.DeepCopy()
+	paused.Spec.Paused, paused.Spec.Schedule = ptr.To(true), "@daily"
+	if errs := Validate(paused, old, off); len(errs) > 0 {
+		t.Errorf("pausing refused: %v", errs)
+	}
+	changed := old.DeepCopy()
+	pulls(changed).Images = append(pulls(changed).Images, "busybox:1.36")
+	if errs := Validate(changed, old, Options{}); errs.ToAggregate() == nil || !strings.Contains(errs.ToAggregate().Error(), "spec: Forbidden: updates to advancedcronjob spec") {
+		t.Errorf("a changed image list: %v", errs)
 	}
 }
 
@@ -124,7 +216,7 @@ func TestValidateUpdate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cur := old.DeepCopy()
 			tc.change(cur)
-			if got := Validate(cur, old).ToAggregate(); (got == nil && tc.errors != "") || (got != nil && got.Error() != tc.errors) {
+			if got := Validate(cur, old, Options{}).ToAggregate(); (got == nil && tc.errors != "") || (got != nil && got.Error() != tc.errors) {
 				t.Errorf("errors %v, want %q", got, tc.errors)
 			}
 		})
@@ -154,6 +246,10 @@ func TestDefault(t *testing.T) {
 	Default(update, stored)
 	if update.Spec.Template.JobTemplate.Spec.Template.Spec.DNSPolicy != "" {
 		t.Error("an update without a template change defaulted the template")
+	}
+	// An ImageListPullJob template stays as written: the ImageListPullJob webhook defaults each run's job.
+	if list := valid(false, withImageList); pulls(list).CompletionPolicy.Type != "" || pulls(list).PullPolicy != nil || pulls(list).ImagePullPolicy != "" {
+		t.Errorf("the ImageListPullJob template was defaulted: %+v", pulls(list))
 	}
 	Default(nil, nil)
 }

@@ -55,7 +55,7 @@ type Event struct {
 // Input is what one reconcile knows of an unfinished ImagePullJob.
 type Input struct {
 	Now time.Time
-	// Job is read only; Image and Tag are its spec.image split by SplitImage.
+	// Job is read only; Image and Tag are its spec.image split by imagepullspec.SplitImage.
 	Job        *kruiseappsv1alpha1.ImagePullJob
 	Image, Tag string
 	// Selected are the NodeImages the job selects (SelectNodes), sorted by name.

@@ -59,12 +59,17 @@ func (r *Reconciler) apply(ctx context.Context, acj *kruiseappsv1alpha1.Advanced
 	return out, errors.Join(errs...)
 }
 
-// newChild is the run's Job or BroadcastJob and its kind.
+// newChild is the run's Job, BroadcastJob or ImageListPullJob and its kind.
 func (r *Reconciler) newChild(acj *kruiseappsv1alpha1.AdvancedCronJob, t time.Time) (client.Object, string) {
-	if plan.TemplateKind(&acj.Spec) == kruiseappsv1alpha1.JobTemplate {
-		return plan.NewJob(acj, t), "Job"
+	kind := plan.TemplateKind(&acj.Spec)
+	switch kind {
+	case kruiseappsv1alpha1.JobTemplate:
+		return plan.NewJob(acj, t), string(kind)
+	case kruiseappsv1alpha1.ImageListPullJobTemplate:
+		return plan.NewImageListPullJob(acj, t), string(kind)
+	default:
+		return plan.NewBroadcastJob(acj, t), string(kind)
 	}
-	return plan.NewBroadcastJob(acj, t), "BroadcastJob"
 }
 
 // create creates the run's child. A name already taken is not retried: the run's name is fixed, and the

@@ -7,7 +7,9 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,11 +17,12 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
-// controllerIndex indexes Jobs and BroadcastJobs by the name of the AdvancedCronJob controlling them.
+// controllerIndex indexes Jobs, BroadcastJobs and ImageListPullJobs by the name of the AdvancedCronJob
+// controlling them.
 const controllerIndex = "advancedcronjob.flotilla.dev/controller"
 
 func indexChildren(mgr ctrl.Manager) error {
-	for _, obj := range []client.Object{&batchv1.Job{}, &kruiseappsv1alpha1.BroadcastJob{}} {
+	for _, obj := range []client.Object{&batchv1.Job{}, &kruiseappsv1alpha1.BroadcastJob{}, &kruiseappsv1alpha1.ImageListPullJob{}} {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, controllerIndex, controllerName); err != nil {
 			return fmt.Errorf("indexing %T by controller: %w", obj, err)
 		}
@@ -71,26 +74,48 @@ func (cs children) byUID() map[string]child {
 // children lists the jobs of the template's kind the AdvancedCronJob controls. Jobs created by hand from
 // its template (kubectl kruise create job --from) refer to it without controlling it: they are not its runs.
 func (r *Reconciler) children(ctx context.Context, acj *kruiseappsv1alpha1.AdvancedCronJob) (children, error) {
-	opts := []client.ListOption{client.InNamespace(acj.Namespace), client.MatchingFields{controllerIndex: acj.Name}}
+	kind := plan.TemplateKind(&acj.Spec)
+	list := newList(kind)
+	if err := r.Client.List(ctx, list, client.InNamespace(acj.Namespace), client.MatchingFields{controllerIndex: acj.Name}); err != nil {
+		return nil, fmt.Errorf("list %ss: %w", kind, err)
+	}
 	var out children
-	if plan.TemplateKind(&acj.Spec) == kruiseappsv1alpha1.JobTemplate {
-		list := &batchv1.JobList{}
-		if err := r.Client.List(ctx, list, opts...); err != nil {
-			return nil, fmt.Errorf("list jobs: %w", err)
+	err := apimeta.EachListItem(list, func(o runtime.Object) error {
+		obj, ok := o.(client.Object)
+		if !ok {
+			return fmt.Errorf("listed %T, not an object", o)
 		}
-		for i := range list.Items {
-			out = appendOwned(out, acj, &list.Items[i], "Job", jobState(&list.Items[i]), list.Items[i].Status.StartTime)
-		}
-		return out, nil
+		state, started := observe(obj)
+		out = appendOwned(out, acj, obj, string(kind), state, started)
+		return nil
+	})
+	return out, err
+}
+
+// newList is an empty list of the children of kind.
+func newList(kind kruiseappsv1alpha1.TemplateKind) client.ObjectList {
+	switch kind {
+	case kruiseappsv1alpha1.JobTemplate:
+		return &batchv1.JobList{}
+	case kruiseappsv1alpha1.ImageListPullJobTemplate:
+		return &kruiseappsv1alpha1.ImageListPullJobList{}
+	default:
+		return &kruiseappsv1alpha1.BroadcastJobList{}
 	}
-	list := &kruiseappsv1alpha1.BroadcastJobList{}
-	if err := r.Client.List(ctx, list, opts...); err != nil {
-		return nil, fmt.Errorf("list broadcastjobs: %w", err)
+}
+
+// observe reads a child's state and start time from its status.
+func observe(obj client.Object) (plan.State, *metav1.Time) {
+	switch o := obj.(type) {
+	case *batchv1.Job:
+		return jobState(o), o.Status.StartTime
+	case *kruiseappsv1alpha1.BroadcastJob:
+		return broadcastJobState(o), o.Status.StartTime
+	case *kruiseappsv1alpha1.ImageListPullJob:
+		return imageListPullJobState(o), o.Status.StartTime
+	default:
+		return plan.Running, nil
 	}
-	for i := range list.Items {
-		out = appendOwned(out, acj, &list.Items[i], "BroadcastJob", broadcastJobState(&list.Items[i]), list.Items[i].Status.StartTime)
-	}
-	return out, nil
 }
 
 // appendOwned adds obj when the AdvancedCronJob itself controls it, not an earlier one of the same name.
@@ -145,4 +170,18 @@ func broadcastJobState(j *kruiseappsv1alpha1.BroadcastJob) plan.State {
 		return plan.Failed
 	}
 	return plan.Running
+}
+
+// imageListPullJobState reads an ImageListPullJob as upstream does: finished once its controller set
+// completionTime (it does when every image's ImagePullJob finished, its deadline included), and Failed unless
+// every image succeeded on every node: an image in failedImageStatuses, or fewer images succeeded than desired.
+func imageListPullJobState(j *kruiseappsv1alpha1.ImageListPullJob) plan.State {
+	switch {
+	case j.Status.CompletionTime == nil:
+		return plan.Running
+	case len(j.Status.FailedImageStatuses) > 0 || j.Status.Succeeded < j.Status.Desired:
+		return plan.Failed
+	default:
+		return plan.Succeeded
+	}
 }

@@ -1,7 +1,8 @@
-// Package controller is the AdvancedCronJob controller: on its schedule it creates a Job or a BroadcastJob
-// from the template, at most one per run and only the most recent of the runs it missed, as the concurrency
-// policy and the starting deadline let it; it removes the finished children beyond the history limits and
-// reports the active ones and the last run. Planning is in ../plan; this package gathers, applies and records.
+// Package controller is the AdvancedCronJob controller: on its schedule it creates a Job, a BroadcastJob or an
+// ImageListPullJob from the template, at most one per run and only the most recent of the runs it missed, as
+// the concurrency policy and the starting deadline let it; it removes the finished children beyond the history
+// limits and reports the active ones and the last run. Planning is in ../plan; this package gathers, applies
+// and records.
 package controller
 
 import (
@@ -37,6 +38,7 @@ const conflictRetry = 100 * time.Millisecond
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=advancedcronjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=broadcastjobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagelistpulljobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconciler reconciles AdvancedCronJobs.
@@ -54,8 +56,8 @@ type Reconciler struct {
 	expectations *expectations.Expectations
 }
 
-// SetupWithManager registers the controller: it watches AdvancedCronJobs and the Jobs and BroadcastJobs they
-// control.
+// SetupWithManager registers the controller: it watches AdvancedCronJobs and the Jobs, BroadcastJobs and
+// ImageListPullJobs they control.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr)
 	if err := indexChildren(mgr); err != nil {
@@ -71,6 +73,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&kruiseappsv1alpha1.AdvancedCronJob{}).
 		Owns(&batchv1.Job{}).
 		Owns(&kruiseappsv1alpha1.BroadcastJob{}).
+		Owns(&kruiseappsv1alpha1.ImageListPullJob{}).
 		Complete(r)
 }
 

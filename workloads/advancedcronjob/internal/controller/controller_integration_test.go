@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -175,4 +176,57 @@ func TestScheduleThatNeverRuns(t *testing.T) {
 	e.advance(acj, acj.CreationTimestamp.Add(time.Hour))
 	e.waitEvent(acj, "InvalidSchedule", "the schedule has no run within five years")
 	e.waitFor(acj, nil, nil, nil)
+}
+
+// An ImageListPullJob per run, with the template's metadata and spec, listed as active until the test writes
+// its status as finished (no ImageListPullJob controller runs); finished ones go beyond the history limits by
+// their outcome, a failed image making a failed run. The schedule is hourly, so that the controller's own
+// wake-up comes long after the waits: the watch on ImageListPullJobs is what sees them finish.
+func TestImageListPullJobsOnSchedule(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	acj := e.newAdvancedCronJob("0 * * * *", withImageListTemplate, func(a *kruiseappsv1alpha1.AdvancedCronJob) {
+		a.Spec.SuccessfulJobsHistoryLimit, a.Spec.FailedJobsHistoryLimit = ptr.To[int32](1), ptr.To[int32](0)
+	})
+	first := acj.CreationTimestamp.Truncate(time.Hour).Add(time.Hour)
+	e.advance(acj, first.Add(2*time.Second))
+	status := e.waitFor(acj, []string{childAt(first)}, []string{childAt(first)}, &first)
+	if status.Type != kruiseappsv1alpha1.ImageListPullJobTemplate || status.Active[0].Kind != "ImageListPullJob" ||
+		status.Active[0].APIVersion != "apps.kruise.io/v1alpha1" {
+		t.Errorf("status %+v", status)
+	}
+	job := &kruiseappsv1alpha1.ImageListPullJob{}
+	if err := e.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: childAt(first)}, job); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(acj.Spec.Template.ImageListPullJobTemplate.Spec, job.Spec); diff != "" {
+		t.Errorf("ImageListPullJob spec (-template +created):\n%s", diff)
+	}
+	owner := metav1.GetControllerOf(job)
+	if job.Labels["app"] != "prefetch" || job.Annotations["team"] != "ops" ||
+		job.Annotations[kruiseappsv1alpha1.ScheduledAtAnnotationKey] != first.UTC().Format(time.RFC3339) || owner == nil || owner.UID != acj.UID {
+		t.Errorf("ImageListPullJob metadata %+v", job.ObjectMeta)
+	}
+	e.waitEvent(acj, reasonSuccessfulCreate, "Created job "+childAt(first))
+
+	e.finishImageList(childAt(first), true, first.Add(time.Second))
+	e.waitFor(acj, []string{childAt(first)}, nil, &first)
+	e.waitEvent(acj, reasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: Complete", childAt(first)))
+
+	// The second success leaves one: the first goes.
+	second := first.Add(time.Hour)
+	e.advance(acj, second.Add(time.Second))
+	e.waitFor(acj, []string{childAt(first), childAt(second)}, []string{childAt(second)}, &second)
+	e.finishImageList(childAt(second), true, second.Add(time.Second))
+	e.waitFor(acj, []string{childAt(second)}, nil, &second)
+	e.waitEvent(acj, reasonSuccessfulDelete, "Deleted job "+childAt(first))
+
+	// A failed image fails the run, and no failed run is kept.
+	third := second.Add(time.Hour)
+	e.advance(acj, third.Add(time.Second))
+	e.waitFor(acj, []string{childAt(second), childAt(third)}, []string{childAt(third)}, &third)
+	e.finishImageList(childAt(third), false, third.Add(time.Second))
+	e.waitFor(acj, []string{childAt(second)}, nil, &third)
+	e.waitEvent(acj, reasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: Failed", childAt(third)))
+	e.waitEvent(acj, reasonSuccessfulDelete, "Deleted job "+childAt(third))
 }

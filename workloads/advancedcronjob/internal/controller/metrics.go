@@ -15,7 +15,7 @@ const (
 var (
 	jobOperations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: JobOperationsName,
-		Help: "Jobs and BroadcastJobs the AdvancedCronJob controller created or deleted, by operation and result (success, failure).",
+		Help: "Jobs, BroadcastJobs and ImageListPullJobs the AdvancedCronJob controller created or deleted, by operation and result (success, failure).",
 	}, []string{"operation", "result"})
 	creationSkew = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    CreationSkewName,

@@ -12,12 +12,16 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +29,7 @@ import (
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/managertest"
 	"github.com/flotilla-dev/flotilla/workloads/advancedcronjob/admission"
+	"github.com/flotilla-dev/flotilla/workloads/advancedcronjob/internal/plan"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -35,8 +40,8 @@ var clusterConfig *rest.Config
 const itTimeout = 60 * time.Second
 
 // TestMain runs one control plane for the package: kube's Job controller runs the Jobs (kwok completes their
-// pods) and its garbage collector removes what deleted children leave. No BroadcastJob controller runs: the
-// tests write BroadcastJob status themselves.
+// pods) and its garbage collector removes what deleted children leave. No BroadcastJob or ImageListPullJob
+// controller runs: the tests write their status themselves.
 func TestMain(m *testing.M) {
 	opts := cluster.Options{
 		ControllerManager: true,
@@ -100,7 +105,7 @@ func (e *env) newAdvancedCronJob(schedule string, mutate ...func(*kruiseappsv1al
 		m(acj)
 	}
 	admission.Default(acj, nil)
-	if errs := admission.Validate(acj, nil); len(errs) > 0 {
+	if errs := admission.Validate(acj, nil, admission.Options{}); len(errs) > 0 {
 		e.t.Fatal(errs.ToAggregate())
 	}
 	e.create(acj)
@@ -112,6 +117,18 @@ func withJobTemplate(acj *kruiseappsv1alpha1.AdvancedCronJob) {
 	acj.Spec.Template.JobTemplate = &batchv1.JobTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "report"}, Annotations: map[string]string{"team": "ops"}},
 		Spec:       batchv1.JobSpec{Template: podTemplate("0s")},
+	}
+}
+
+// withImageListTemplate gives the AdvancedCronJob an ImageListPullJob template in place of its BroadcastJob's.
+func withImageListTemplate(acj *kruiseappsv1alpha1.AdvancedCronJob) {
+	acj.Spec.Template.BroadcastJobTemplate = nil
+	spec := kruiseappsv1alpha1.ImageListPullJobSpec{Images: []string{"nginx:1.25", "redis:7.0"}}
+	spec.Parallelism, spec.CompletionPolicy.Type = ptr.To(intstr.FromInt32(5)), kruiseappsv1alpha1.Always
+	spec.PodSelector = &kruiseappsv1alpha1.ImagePullJobPodSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}
+	acj.Spec.Template.ImageListPullJobTemplate = &kruiseappsv1alpha1.ImageListPullJobTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "prefetch"}, Annotations: map[string]string{"team": "ops"}},
+		Spec:       spec,
 	}
 }
 
@@ -143,35 +160,25 @@ func (e *env) eventually(what string, cond func(ctx context.Context) (bool, erro
 	}
 }
 
-// acjState is the AdvancedCronJob's status and the names of its children, sorted.
+// state is the AdvancedCronJob's status and the names of its children of the template's kind, sorted.
 func (e *env) state(ctx context.Context, acj *kruiseappsv1alpha1.AdvancedCronJob) (kruiseappsv1alpha1.AdvancedCronJobStatus, []string, error) {
 	got := &kruiseappsv1alpha1.AdvancedCronJob{}
 	if err := e.c.Get(ctx, client.ObjectKeyFromObject(acj), got); err != nil {
 		return got.Status, nil, err
 	}
-	var names []string
-	var objs []client.Object
-	if acj.Spec.Template.JobTemplate != nil {
-		list := &batchv1.JobList{}
-		if err := e.c.List(ctx, list, client.InNamespace(e.ns)); err != nil {
-			return got.Status, nil, err
-		}
-		for i := range list.Items {
-			objs = append(objs, &list.Items[i])
-		}
-	} else {
-		list := &kruiseappsv1alpha1.BroadcastJobList{}
-		if err := e.c.List(ctx, list, client.InNamespace(e.ns)); err != nil {
-			return got.Status, nil, err
-		}
-		for i := range list.Items {
-			objs = append(objs, &list.Items[i])
-		}
+	list := newList(plan.TemplateKind(&acj.Spec))
+	if err := e.c.List(ctx, list, client.InNamespace(e.ns)); err != nil {
+		return got.Status, nil, err
 	}
-	for _, o := range objs {
-		if o.GetDeletionTimestamp() == nil {
-			names = append(names, o.GetName())
+	var names []string
+	err := apimeta.EachListItem(list, func(o runtime.Object) error {
+		if obj, ok := o.(client.Object); ok && obj.GetDeletionTimestamp() == nil {
+			names = append(names, obj.GetName())
 		}
+		return nil
+	})
+	if err != nil {
+		return got.Status, nil, err
 	}
 	sort.Strings(names)
 	return got.Status, names, nil
@@ -244,6 +251,27 @@ func (e *env) finish(name string, state kruiseappsv1alpha1.JobConditionType, sta
 	bcj.Status.Phase, bcj.Status.StartTime = phase, &metav1.Time{Time: started}
 	bcj.Status.Conditions = []kruiseappsv1alpha1.JobCondition{{Type: state, Status: corev1.ConditionTrue, LastProbeTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
 	if err := e.c.Status().Update(e.t.Context(), bcj); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// finishImageList writes an ImageListPullJob's status as its controller does once every image's ImagePullJob
+// finished: every image pulled on every node, or the last one failed on a node.
+func (e *env) finishImageList(name string, succeeded bool, started time.Time) {
+	e.t.Helper()
+	job := &kruiseappsv1alpha1.ImageListPullJob{}
+	if err := e.c.Get(e.t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, job); err != nil {
+		e.t.Fatal(err)
+	}
+	images := int32(len(job.Spec.Images))
+	job.Status = kruiseappsv1alpha1.ImageListPullJobStatus{StartTime: &metav1.Time{Time: started}, CompletionTime: ptr.To(metav1.Now()),
+		Desired: images, Completed: images, Succeeded: images}
+	if !succeeded {
+		job.Status.Succeeded--
+		job.Status.FailedImageStatuses = []*kruiseappsv1alpha1.FailedImageStatus{{ImagePullJob: name + "-redis", Name: job.Spec.Images[images-1],
+			Message: "job has completed; 1 failed (node-1: 401 Unauthorized)"}}
+	}
+	if err := e.c.Status().Update(e.t.Context(), job); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -11,12 +11,17 @@ import (
 )
 
 // TemplateKind is the kind of job the AdvancedCronJob creates, as status.type reports it: Job when it has a
-// jobTemplate, else BroadcastJob (upstream's reading; the webhook requires exactly one template).
+// jobTemplate, else ImageListPullJob when it has an imageListPullJobTemplate, else BroadcastJob (upstream's
+// reading; the webhook requires exactly one template).
 func TemplateKind(spec *kruiseappsv1alpha1.AdvancedCronJobSpec) kruiseappsv1alpha1.TemplateKind {
-	if spec.Template.JobTemplate != nil {
+	switch {
+	case spec.Template.JobTemplate != nil:
 		return kruiseappsv1alpha1.JobTemplate
+	case spec.Template.ImageListPullJobTemplate != nil:
+		return kruiseappsv1alpha1.ImageListPullJobTemplate
+	default:
+		return kruiseappsv1alpha1.BroadcastJobTemplate
 	}
-	return kruiseappsv1alpha1.BroadcastJobTemplate
 }
 
 // childMeta is the metadata of the child scheduled at t: the template's labels and annotations, the
@@ -46,4 +51,11 @@ func NewJob(acj *kruiseappsv1alpha1.AdvancedCronJob, t time.Time) *batchv1.Job {
 func NewBroadcastJob(acj *kruiseappsv1alpha1.AdvancedCronJob, t time.Time) *kruiseappsv1alpha1.BroadcastJob {
 	tmpl := acj.Spec.Template.BroadcastJobTemplate
 	return &kruiseappsv1alpha1.BroadcastJob{ObjectMeta: childMeta(acj, &tmpl.ObjectMeta, t), Spec: *tmpl.Spec.DeepCopy()}
+}
+
+// NewImageListPullJob is the ImageListPullJob of the run scheduled at t; the AdvancedCronJob must have an
+// imageListPullJobTemplate.
+func NewImageListPullJob(acj *kruiseappsv1alpha1.AdvancedCronJob, t time.Time) *kruiseappsv1alpha1.ImageListPullJob {
+	tmpl := acj.Spec.Template.ImageListPullJobTemplate
+	return &kruiseappsv1alpha1.ImageListPullJob{ObjectMeta: childMeta(acj, &tmpl.ObjectMeta, t), Spec: *tmpl.Spec.DeepCopy()}
 }

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -178,6 +179,30 @@ func TestPrune(t *testing.T) {
 	}
 }
 
+func TestTemplateKind(t *testing.T) {
+	job := &batchv1.JobTemplateSpec{}
+	bcj := &kruiseappsv1alpha1.BroadcastJobTemplateSpec{}
+	ilpj := &kruiseappsv1alpha1.ImageListPullJobTemplateSpec{}
+	for _, tc := range []struct {
+		name     string
+		template kruiseappsv1alpha1.CronJobTemplate
+		want     kruiseappsv1alpha1.TemplateKind
+	}{
+		{name: "a jobTemplate", template: kruiseappsv1alpha1.CronJobTemplate{JobTemplate: job}, want: "Job"},
+		{name: "a broadcastJobTemplate", template: kruiseappsv1alpha1.CronJobTemplate{BroadcastJobTemplate: bcj}, want: "BroadcastJob"},
+		{name: "an imageListPullJobTemplate", template: kruiseappsv1alpha1.CronJobTemplate{ImageListPullJobTemplate: ilpj}, want: "ImageListPullJob"},
+		// The webhook refuses these; the reading is upstream's.
+		{name: "none reads as BroadcastJob", want: "BroadcastJob"},
+		{name: "a jobTemplate comes first", template: kruiseappsv1alpha1.CronJobTemplate{JobTemplate: job, ImageListPullJobTemplate: ilpj}, want: "Job"},
+		{name: "then an imageListPullJobTemplate", template: kruiseappsv1alpha1.CronJobTemplate{BroadcastJobTemplate: bcj, ImageListPullJobTemplate: ilpj},
+			want: "ImageListPullJob"},
+	} {
+		if got := TemplateKind(&kruiseappsv1alpha1.AdvancedCronJobSpec{Template: tc.template}); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestNewChildren(t *testing.T) {
 	shanghai := zone(t, "Asia/Shanghai")
 	run := time.Date(2026, 12, 4, 9, 0, 0, 0, shanghai)
@@ -189,11 +214,16 @@ func TestNewChildren(t *testing.T) {
 	acj.Spec.Template.BroadcastJobTemplate = &kruiseappsv1alpha1.BroadcastJobTemplateSpec{ObjectMeta: meta,
 		Spec: kruiseappsv1alpha1.BroadcastJobSpec{Paused: true}}
 	bcj := NewBroadcastJob(acj, run)
+	acj.Spec.Template.BroadcastJobTemplate = nil
+	pulls := kruiseappsv1alpha1.ImageListPullJobSpec{Images: []string{"nginx:1.25", "redis:7.0"}}
+	pulls.Parallelism, pulls.CompletionPolicy.Type = ptr.To(intstr.FromInt32(5)), kruiseappsv1alpha1.Always
+	acj.Spec.Template.ImageListPullJobTemplate = &kruiseappsv1alpha1.ImageListPullJobTemplateSpec{ObjectMeta: meta, Spec: pulls}
+	ilpj := NewImageListPullJob(acj, run)
 	want := metav1.ObjectMeta{Name: "acj-1796346000", Namespace: "ns", Labels: map[string]string{"app": "report"},
 		Annotations: map[string]string{"team": "ops", "apps.kruise.io/scheduled-at": "2026-12-04T09:00:00+08:00"},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps.kruise.io/v1alpha1", Kind: "AdvancedCronJob", Name: "acj",
 			UID: "acj-uid", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}}
-	for _, m := range []metav1.ObjectMeta{job.ObjectMeta, bcj.ObjectMeta} {
+	for _, m := range []metav1.ObjectMeta{job.ObjectMeta, bcj.ObjectMeta, ilpj.ObjectMeta} {
 		if diff := cmp.Diff(want, m); diff != "" {
 			t.Errorf("child metadata (-want +got):\n%s", diff)
 		}
@@ -201,18 +231,19 @@ func TestNewChildren(t *testing.T) {
 	if *job.Spec.BackoffLimit != 2 || !bcj.Spec.Paused {
 		t.Errorf("specs not copied: %+v %+v", job.Spec, bcj.Spec)
 	}
+	if diff := cmp.Diff(pulls, ilpj.Spec); diff != "" {
+		t.Errorf("ImageListPullJob spec (-template +child):\n%s", diff)
+	}
 	meta.Labels["app"] = "changed"
-	if job.Labels["app"] != "report" {
-		t.Error("the child shares the template's labels")
+	pulls.Images[0] = "changed"
+	if job.Labels["app"] != "report" || ilpj.Labels["app"] != "report" || ilpj.Spec.Images[0] != "nginx:1.25" {
+		t.Error("a child shares the template's labels or images")
 	}
 	if got := ParseScheduledAt(job.Annotations["apps.kruise.io/scheduled-at"]); got == nil || !got.Equal(run) {
 		t.Errorf("scheduled-at reads back as %v", got)
 	}
 	if ParseScheduledAt("yesterday") != nil || ParseScheduledAt("") != nil {
 		t.Error("an unreadable annotation reads as a time")
-	}
-	if TemplateKind(&acj.Spec) != kruiseappsv1alpha1.BroadcastJobTemplate {
-		t.Error("status.type of a broadcastJobTemplate")
 	}
 }
 

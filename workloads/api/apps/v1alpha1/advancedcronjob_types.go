@@ -51,7 +51,8 @@ type AdvancedCronJobSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	FailedJobsHistoryLimit *int32 `json:"failedJobsHistoryLimit,omitempty"`
 
-	// template is the job created on each run: exactly one of jobTemplate or broadcastJobTemplate.
+	// template is the job created on each run: exactly one of jobTemplate, broadcastJobTemplate or
+	// imageListPullJobTemplate.
 	// +required
 	Template CronJobTemplate `json:"template"`
 }
@@ -67,6 +68,11 @@ type CronJobTemplate struct {
 	// broadcastJobTemplate creates a BroadcastJob per run.
 	// +optional
 	BroadcastJobTemplate *BroadcastJobTemplateSpec `json:"broadcastJobTemplate,omitempty"`
+
+	// imageListPullJobTemplate creates an ImageListPullJob per run, which pre-pulls its images on the
+	// selected nodes. Its completionPolicy.type must be Always (or unset, which defaults to Always).
+	// +optional
+	ImageListPullJobTemplate *ImageListPullJobTemplateSpec `json:"imageListPullJobTemplate,omitempty"`
 }
 
 // TemplateKind names the kind of job an AdvancedCronJob creates; it is reported in status.type.
@@ -77,6 +83,8 @@ const (
 	JobTemplate TemplateKind = "Job"
 	// BroadcastJobTemplate means the AdvancedCronJob creates BroadcastJobs.
 	BroadcastJobTemplate TemplateKind = "BroadcastJob"
+	// ImageListPullJobTemplate means the AdvancedCronJob creates ImageListPullJobs.
+	ImageListPullJobTemplate TemplateKind = "ImageListPullJob"
 )
 
 // BroadcastJobTemplateSpec is the BroadcastJob an AdvancedCronJob creates on each run.
@@ -90,6 +98,19 @@ type BroadcastJobTemplateSpec struct {
 	// spec is the created BroadcastJob's spec.
 	// +optional
 	Spec BroadcastJobSpec `json:"spec,omitempty"`
+}
+
+// ImageListPullJobTemplateSpec is the ImageListPullJob an AdvancedCronJob creates on each run.
+type ImageListPullJobTemplateSpec struct {
+	// metadata is copied onto each created ImageListPullJob. Its content is kept as written, so that labels
+	// and annotations reach the created jobs.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the created ImageListPullJob's spec.
+	// +optional
+	Spec ImageListPullJobSpec `json:"spec,omitempty"`
 }
 
 // ConcurrencyPolicy says how overlapping runs are handled.
@@ -107,7 +128,7 @@ const (
 
 // AdvancedCronJobStatus is the observed state of an AdvancedCronJob.
 type AdvancedCronJobStatus struct {
-	// type is the kind of job the template creates: Job or BroadcastJob.
+	// type is the kind of job the template creates: Job, BroadcastJob or ImageListPullJob.
 	// +optional
 	Type TemplateKind `json:"type,omitempty"`
 
@@ -128,7 +149,7 @@ type AdvancedCronJobStatus struct {
 // +kubebuilder:printcolumn:name="LastScheduleTime",type="date",JSONPath=".status.lastScheduleTime",description="When a job was last created."
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp",description="Time since creation."
 
-// AdvancedCronJob creates Jobs or BroadcastJobs on a cron schedule.
+// AdvancedCronJob creates Jobs, BroadcastJobs or ImageListPullJobs on a cron schedule.
 type AdvancedCronJob struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

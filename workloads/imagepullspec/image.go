@@ -1,4 +1,4 @@
-package plan
+package imagepullspec
 
 import (
 	"fmt"
