@@ -23,6 +23,9 @@ import (
 // MutateContainerRecreateRequestPath is upstream's path of the ContainerRecreateRequest mutating webhook.
 const MutateContainerRecreateRequestPath = "/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest"
 
+// ValidatePodProbeMarkerPath is upstream's path of the PodProbeMarker validating webhook.
+const ValidatePodProbeMarkerPath = "/validate-apps-kruise-io-podprobemarker"
+
 // Paths of the ImagePullJob and ImageListPullJob admission webhooks: upstream's.
 const (
 	MutateImagePullJobPath       = "/mutate-apps-kruise-io-v1alpha1-imagepulljob"
@@ -67,15 +70,40 @@ func imageJobHandlers(decoder admission.Decoder, refusal error) map[string]admis
 		ValidateImageListPullJobPath: webhooks.Validating(decoder, "ImageListPullJob", nodeadmission.ValidateImageListPullJob),
 	}
 	if refusal != nil {
-		refuse := webhooks.CreatesAndUpdates(func(_ context.Context, req admission.Request) admission.Response {
-			if req.Operation == admissionv1.Update && sameSpec(req.Object.Raw, req.OldObject.Raw) {
-				return admission.Allowed("") // metadata only: a job left from before can still lose its finalizer
-			}
-			return admission.Errored(http.StatusForbidden, refusal)
-		})
+		refuse := refusing(refusal)
 		h[ValidateImagePullJobPath], h[ValidateImageListPullJobPath] = refuse, refuse
 	}
 	return h
+}
+
+// refusing answers a validating webhook of a kind whose feature gate is off: every create and every change of
+// the spec is refused with 403 and refusal's message, as upstream's do, so that nothing is accepted that no
+// controller would act on; updates of the metadata alone pass, so that an object left from before the gate
+// went off can lose its finalizer and go.
+func refusing(refusal error) admission.Handler {
+	return webhooks.CreatesAndUpdates(func(_ context.Context, req admission.Request) admission.Response {
+		if req.Operation == admissionv1.Update && sameSpec(req.Object.Raw, req.OldObject.Raw) {
+			return admission.Allowed("")
+		}
+		return admission.Errored(http.StatusForbidden, refusal)
+	})
+}
+
+// RegisterPodProbeMarkerWebhook serves the PodProbeMarker validating webhook on srv; scheme must know the
+// apps.kruise.io v1alpha1 kinds. A non-nil refusal (the PodProbeMarkerGate off) makes it refuse every create
+// and every change of a spec with 403 and that message, as upstream's does; updates of the metadata alone
+// pass, so that a marker left from before the gate went off can lose its finalizer and go. Call it once,
+// before the server starts.
+func RegisterPodProbeMarkerWebhook(srv webhook.Server, scheme *runtime.Scheme, refusal error) error {
+	if srv == nil || scheme == nil {
+		return errors.New("registering the PodProbeMarker webhook: server and scheme are required")
+	}
+	h := webhooks.Validating(admission.NewDecoder(scheme), "PodProbeMarker", nodeadmission.ValidatePodProbeMarker)
+	if refusal != nil {
+		h = refusing(refusal)
+	}
+	webhooks.Serve(srv, map[string]admission.Handler{ValidatePodProbeMarkerPath: h})
+	return nil
 }
 
 // sameSpec reports whether two JSON objects have equal specs; an undecodable one never does.

@@ -57,6 +57,11 @@ const (
 	// PreDownloadImageForInPlaceUpdate turns it on, as upstream's dependencies do: the CloneSet's pre-download
 	// creates ImagePullJobs.
 	ImagePullJobGate featuregate.Feature = "ImagePullJobGate"
+	// PodProbeMarkerGate runs the PodProbeMarker and NodePodProbe controllers: a PodProbeMarker's probes are
+	// written into the NodePodProbes of its pods' nodes for the node agents to run, and their results become
+	// pod conditions, labels and annotations. While it is off the PodProbeMarker webhook refuses every create
+	// and change of a spec, as upstream's does (upstream's gate, on by default as upstream).
+	PodProbeMarkerGate featuregate.Feature = "PodProbeMarkerGate"
 	// ResourcesDeletionProtection refuses deleting objects labelled policy.kruise.io/delete-protection while
 	// their label's rule forbids it; while it is off the deletion protection webhooks allow everything
 	// (upstream's gate, off by default as upstream since v1.8).
@@ -90,6 +95,7 @@ var Defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	SidecarTerminator:                         {Default: false, PreRelease: featuregate.Alpha},
 	ResourceDistributionGate:                  {Default: false, PreRelease: featuregate.Alpha},
 	ImagePullJobGate:                          {Default: false, PreRelease: featuregate.Alpha},
+	PodProbeMarkerGate:                        {Default: true, PreRelease: featuregate.Beta},
 	ResourcesDeletionProtection:               {Default: false, PreRelease: featuregate.Beta},
 	DeletionProtectionForCRDCascadingGate:     {Default: false, PreRelease: featuregate.Alpha},
 	PodUnavailableBudgetDeleteGate:            {Default: true, PreRelease: featuregate.Beta},

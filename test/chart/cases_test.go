@@ -41,7 +41,8 @@ var (
 	cronJobPaths      = []string{advancedcronjob.MutateAdvancedCronJobPath, advancedcronjob.ValidateAdvancedCronJobPath}
 	broadcastJobPaths = []string{broadcastjob.MutateBroadcastJobPath, broadcastjob.ValidateBroadcastJobPath}
 	nodeAgentPaths    = []string{nodeagent.MutateContainerRecreateRequestPath, nodeagent.MutateImagePullJobPath,
-		nodeagent.ValidateImagePullJobPath, nodeagent.MutateImageListPullJobPath, nodeagent.ValidateImageListPullJobPath}
+		nodeagent.ValidateImagePullJobPath, nodeagent.MutateImageListPullJobPath, nodeagent.ValidateImageListPullJobPath,
+		nodeagent.ValidatePodProbeMarkerPath}
 	sidecarSetPaths   = []string{sidecarset.MutateSidecarSetPath, sidecarset.ValidateSidecarSetPath}
 	distributionPaths = []string{resourcedistribution.ValidateResourceDistributionPath}
 	analysisPaths     = []string{analysis.ValidateAnalysisTemplatePath, analysis.ValidateClusterAnalysisTemplatePath, analysis.ValidateAnalysisRunPath}

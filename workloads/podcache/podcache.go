@@ -7,12 +7,14 @@
 // So do pods with a container that asks the sidecar terminator to stop it (a Job's, mostly): the terminator
 // reads their env and container statuses.
 // Every pod keeps what the EphemeralJob controller reads of any pod it selects: its containers' names (an
-// ephemeral container's must differ), and its ephemeral containers with their statuses (rare, and small).
+// ephemeral container's must differ), and its ephemeral containers with their statuses (rare, and small); and
+// its containers' ports, which a PodProbeMarker's probes may name.
 // A pod whose containers wait on a launch barrier keeps everything until its launch completes: the container
 // launch priority controller reads the containers' barrier env and ready statuses.
 package podcache
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 
@@ -97,14 +99,15 @@ func launching(pod *corev1.Pod) bool {
 }
 
 // slim is pod with what the manager reads of a native workload's pod: metadata, node, readiness gates,
-// phase, conditions and IPs; the names of its containers; its ephemeral containers and their statuses.
+// phase, conditions and IPs; the names and ports of its containers; its ephemeral containers and their
+// statuses.
 func slim(pod *corev1.Pod) *corev1.Pod {
 	return &corev1.Pod{
 		TypeMeta:   pod.TypeMeta,
 		ObjectMeta: pod.ObjectMeta,
 		Spec: corev1.PodSpec{
 			NodeName: pod.Spec.NodeName, ReadinessGates: pod.Spec.ReadinessGates,
-			InitContainers: namesOnly(pod.Spec.InitContainers), Containers: namesOnly(pod.Spec.Containers),
+			InitContainers: namesAndPorts(pod.Spec.InitContainers), Containers: namesAndPorts(pod.Spec.Containers),
 			EphemeralContainers: pod.Spec.EphemeralContainers,
 		},
 		Status: corev1.PodStatus{
@@ -130,22 +133,25 @@ func waitingOnly(statuses []corev1.ContainerStatus) []corev1.ContainerStatus {
 	return out
 }
 
-// namesOnly is containers with nothing but their names; nil for none. A corev1.Container is most of a
-// kilobyte even empty, and the pods of a workload share their names: the lists are interned, one per set of
-// names, and shared by the cached pods (which nothing may change in place).
-func namesOnly(containers []corev1.Container) []corev1.Container {
+// namesAndPorts is containers with nothing but their names and ports; nil for none. A corev1.Container is
+// most of a kilobyte even empty, and the pods of a workload share their names and ports: the lists are
+// interned, one per set of names and ports, and shared by the cached pods (which nothing may change in place).
+func namesAndPorts(containers []corev1.Container) []corev1.Container {
 	if len(containers) == 0 {
 		return nil
 	}
 	var key strings.Builder
 	for _, c := range containers {
 		key.WriteString(c.Name)
+		for _, p := range c.Ports {
+			fmt.Fprintf(&key, "\x01%s/%d/%s/%s/%d", p.Name, p.ContainerPort, p.Protocol, p.HostIP, p.HostPort)
+		}
 		key.WriteByte(0)
 	}
 	return names.get(key.String(), func() []corev1.Container {
 		out := make([]corev1.Container, len(containers))
 		for i, c := range containers {
-			out[i] = corev1.Container{Name: c.Name}
+			out[i] = corev1.Container{Name: c.Name, Ports: c.Ports}
 		}
 		return out
 	})

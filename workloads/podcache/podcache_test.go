@@ -19,7 +19,8 @@ func ownedPod(apiVersion, kind string, controller bool) *corev1.Pod {
 			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kubelet"}},
 		},
 		Spec: corev1.PodSpec{
-			NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "app:v1"}},
+			NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "app:v1",
+				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}}},
 			ReadinessGates: []corev1.PodReadinessGate{{ConditionType: "InPlaceUpdateReady"}},
 		},
 		Status: corev1.PodStatus{
@@ -95,7 +96,7 @@ func TestTransformKeepsWhatTheManagerReads(t *testing.T) {
 	want := in.DeepCopy()
 	want.ManagedFields = nil
 	want.Spec = corev1.PodSpec{NodeName: "n1", ReadinessGates: in.Spec.ReadinessGates,
-		InitContainers: []corev1.Container{{Name: "init"}}, Containers: []corev1.Container{{Name: "c"}},
+		InitContainers: []corev1.Container{{Name: "init"}}, Containers: []corev1.Container{{Name: "c", Ports: in.Spec.Containers[0].Ports}},
 		EphemeralContainers: []corev1.EphemeralContainer{debug}}
 	want.Status.ContainerStatuses = nil
 	want.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init",
@@ -123,13 +124,14 @@ func equalPods(a, b *corev1.Pod) bool {
 	return apiequality.Semantic.DeepEqual(a, b)
 }
 
-// Slim pods with the same container names share one list; other names get their own.
+// Slim pods with the same container names and ports share one list; other names or ports get their own.
 func TestSlimPodsShareTheirNameLists(t *testing.T) {
-	slimmed := func(names ...string) *corev1.Pod {
+	slimmed := func(port int32, names ...string) *corev1.Pod {
 		in := ownedPod("apps/v1", "ReplicaSet", true)
 		in.Spec.Containers = nil
 		for _, n := range names {
-			in.Spec.Containers = append(in.Spec.Containers, corev1.Container{Name: n, Image: n + ":v1"})
+			in.Spec.Containers = append(in.Spec.Containers, corev1.Container{Name: n, Image: n + ":v1",
+				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: port}}})
 		}
 		out, err := Transform(nil)(in)
 		if err != nil {
@@ -137,11 +139,15 @@ func TestSlimPodsShareTheirNameLists(t *testing.T) {
 		}
 		return out.(*corev1.Pod)
 	}
-	a, b, c := slimmed("app", "proxy"), slimmed("app", "proxy"), slimmed("app")
+	a, b, c := slimmed(80, "app", "proxy"), slimmed(80, "app", "proxy"), slimmed(80, "app")
 	if &a.Spec.Containers[0] != &b.Spec.Containers[0] {
 		t.Error("two pods with containers app and proxy hold two lists")
 	}
 	if len(c.Spec.Containers) != 1 || c.Spec.Containers[0].Name != "app" || &c.Spec.Containers[0] == &a.Spec.Containers[0] {
 		t.Errorf("a pod with container app alone got %+v", c.Spec.Containers)
+	}
+	d := slimmed(8080, "app", "proxy")
+	if &d.Spec.Containers[0] == &a.Spec.Containers[0] || d.Spec.Containers[0].Ports[0].ContainerPort != 8080 {
+		t.Errorf("a pod whose port differs got %+v", d.Spec.Containers)
 	}
 }

@@ -56,6 +56,7 @@ mimagepulljob.kb.io: nodeagent
 vimagepulljob.kb.io: nodeagent
 mimagelistpulljob.kb.io: nodeagent
 vimagelistpulljob.kb.io: nodeagent
+vpodprobemarker.kb.io: nodeagent
 madvancedcronjob.kb.io: advancedcronjob
 vadvancedcronjob.kb.io: advancedcronjob
 mbroadcastjob.kb.io: broadcastjob
@@ -105,7 +106,7 @@ vpodunavailablebudget.kb.io: podunavailablebudget
 
 {{/* Feature gates of the manager (rollout/feature). */}}
 {{- define "flotilla.knownFeatureGates" -}}
-{{- list "AdvancedDeployment" "AppendPodSelector" "DeletionProtectionForCRDCascadingGate" "ImagePullJobGate" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PodUnavailableBudgetDeleteGate" "PodUnavailableBudgetUpdateGate" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "ResourcesDeletionProtection" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
+{{- list "AdvancedDeployment" "AppendPodSelector" "DeletionProtectionForCRDCascadingGate" "ImagePullJobGate" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PodProbeMarkerGate" "PodUnavailableBudgetDeleteGate" "PodUnavailableBudgetUpdateGate" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "ResourcesDeletionProtection" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
 {{- end -}}
 
 {{/* "true" when deletion protection checks the custom resources of Cascading CustomResourceDefinitions: the

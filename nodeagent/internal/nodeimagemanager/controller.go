@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/imagejob/plan"
+	"github.com/flotilla-dev/flotilla/nodeagent/internal/pernode"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -74,7 +75,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		For(&kruiseappsv1alpha1.NodeImage{}).
-		Watches(&corev1.Node{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(nodeChanged)).
+		Watches(&corev1.Node{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(pernode.NodeChanged)).
 		Watches(&kruiseappsv1alpha1.ImagePullJob{}, handler.EnqueueRequestsFromMapFunc(r.nodeImagesOf), builder.WithPredicates(createdOrDeleted)).
 		Complete(r)
 }
@@ -108,47 +109,10 @@ func (r *Reconciler) nodeImagesOf(ctx context.Context, job client.Object) []ctrl
 	return reqs
 }
 
-// nodeChanged ignores the node status heartbeats: only labels, readiness and deletion matter here.
-var nodeChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-	oldNode, okOld := e.ObjectOld.(*corev1.Node)
-	newNode, okNew := e.ObjectNew.(*corev1.Node)
-	return !okOld || !okNew || !maps.Equal(oldNode.Labels, newNode.Labels) || newNode.DeletionTimestamp != nil ||
-		readyStatus(oldNode) != readyStatus(newNode)
-}}
-
-func readyStatus(n *corev1.Node) corev1.ConditionStatus {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status
-		}
-	}
-	return ""
-}
-
 // Reconcile creates, deletes or tidies the NodeImage of the node req names.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	node, err := getOrNil(ctx, r.Client, req.NamespacedName, &corev1.Node{})
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	ni, err := getOrNil(ctx, r.Client, req.NamespacedName, &kruiseappsv1alpha1.NodeImage{})
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if node != nil && node.DeletionTimestamp != nil {
-		node = nil
-	}
-	switch {
-	case ni != nil && ni.DeletionTimestamp != nil:
-		return ctrl.Result{}, nil
-	case node == nil && ni == nil:
-		return ctrl.Result{}, nil
-	case node == nil && !isFake(ni):
-		return ctrl.Result{}, r.delete(ctx, ni)
-	case ni == nil:
-		return r.create(ctx, node)
-	}
-	return r.tidy(ctx, node, ni)
+	return pernode.Reconcile(ctx, r.Client, req.NamespacedName, &kruiseappsv1alpha1.NodeImage{},
+		pernode.Handlers[*kruiseappsv1alpha1.NodeImage]{Create: r.create, Tidy: r.tidy, Keep: isFake})
 }
 
 // goneOwners are the UIDs of the ImagePullJobs spec's tags name that the cache does not hold (deleted, or
@@ -177,17 +141,6 @@ func (r *Reconciler) goneOwners(ctx context.Context, spec kruiseappsv1alpha1.Nod
 	return gone, nil
 }
 
-func getOrNil[T client.Object](ctx context.Context, c client.Reader, key types.NamespacedName, obj T) (T, error) {
-	var zero T
-	if err := c.Get(ctx, key, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return zero, nil
-		}
-		return zero, fmt.Errorf("reading %s: %w", key.Name, err)
-	}
-	return obj, nil
-}
-
 // isFake tells a NodeImage with no node behind it on purpose (tests): the label's presence counts, as
 // upstream reads it.
 func isFake(ni *kruiseappsv1alpha1.NodeImage) bool {
@@ -195,18 +148,10 @@ func isFake(ni *kruiseappsv1alpha1.NodeImage) bool {
 	return ok
 }
 
-func (r *Reconciler) delete(ctx context.Context, ni *kruiseappsv1alpha1.NodeImage) error {
-	if err := r.Client.Delete(ctx, ni); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting NodeImage %s of a gone node: %w", ni.Name, err)
-	}
-	ctrl.LoggerFrom(ctx).Info("Deleted the NodeImage of a gone node")
-	return nil
-}
-
 // create makes the node's empty NodeImage once the node has been Ready for the creation delay. No owner
 // reference, as upstream: the controller deletes it, and a fake one has no node to own it.
 func (r *Reconciler) create(ctx context.Context, node *corev1.Node) (ctrl.Result, error) {
-	ready, wait := ReadyFor(node, r.Clock.Now(), r.CreationDelay)
+	ready, wait := pernode.ReadyFor(node, r.Clock.Now(), r.CreationDelay)
 	if !ready {
 		return ctrl.Result{}, nil
 	}

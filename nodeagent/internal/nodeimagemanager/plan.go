@@ -2,31 +2,15 @@
 // it and carrying its labels (ImagePullJobs select nodes through them), deleted with the node, finished
 // pull tasks dropped from the spec once their ttlSecondsAfterFinished has passed, and the references to
 // ImagePullJobs that are gone dropped from the tags (a tag left without owners goes). The node agent does
-// the pulling (package imagepuller). Planning (ReadyFor, Prune, and imagejob/plan's WithoutOwners) is pure.
+// the pulling (package imagepuller). Planning (Prune, imagejob/plan's WithoutOwners and what package pernode
+// decides for a node's object) is pure.
 package nodeimagemanager
 
 import (
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
-
-// ReadyFor reports whether node's NodeImage may be created now: the node is Ready and has been for delay
-// (upstream's --nodeimage-creation-delay), so that a flapping node gets no NodeImage. wait is how long is
-// left of the delay.
-func ReadyFor(node *corev1.Node, now time.Time, delay time.Duration) (ready bool, wait time.Duration) {
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			if c.Status != corev1.ConditionTrue {
-				return false, 0
-			}
-			return true, max(c.LastTransitionTime.Add(delay).Sub(now), 0)
-		}
-	}
-	return false, 0
-}
 
 // Prune drops the tags whose task finished (in the status, for the spec's version) more than their
 // ttlSecondsAfterFinished ago, and the images left without tags. It returns the spec, whether it changed,

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -15,32 +14,6 @@ import (
 var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-
-func TestReadyFor(t *testing.T) {
-	node := func(conds ...corev1.NodeCondition) *corev1.Node {
-		return &corev1.Node{Status: corev1.NodeStatus{Conditions: conds}}
-	}
-	ready := func(s corev1.ConditionStatus, since int) corev1.NodeCondition {
-		return corev1.NodeCondition{Type: corev1.NodeReady, Status: s, LastTransitionTime: metav1.NewTime(at(since))}
-	}
-	for _, tc := range []struct {
-		name  string
-		node  *corev1.Node
-		ready bool
-		wait  time.Duration
-	}{
-		{"no Ready condition", node(), false, 0},
-		{"not ready", node(ready(corev1.ConditionFalse, 0)), false, 0},
-		{"unknown", node(ready(corev1.ConditionUnknown, 0)), false, 0},
-		{"ready for less than the delay", node(corev1.NodeCondition{Type: corev1.NodeMemoryPressure}, ready(corev1.ConditionTrue, 90)), true, 20 * time.Second},
-		{"ready long enough", node(ready(corev1.ConditionTrue, 0)), true, 0},
-	} {
-		ok, wait := ReadyFor(tc.node, at(100), 30*time.Second)
-		if ok != tc.ready || wait != tc.wait {
-			t.Errorf("%s: ReadyFor = %v, %v; want %v, %v", tc.name, ok, wait, tc.ready, tc.wait)
-		}
-	}
-}
 
 func TestPrune(t *testing.T) {
 	ttl := func(s int32) *kruiseappsv1alpha1.ImageTagPullPolicy {
