@@ -42,8 +42,8 @@ var (
 
 // broadcastJobCounters tell where the BroadcastJob runs' writes and time went.
 var broadcastJobCounters = []counterSpec{
-	{"manager write conflicts (HTTP 409)", "rest_client_requests_total", map[string]string{"code": "409"}},
-	{"manager requests rejected (HTTP 429)", "rest_client_requests_total", map[string]string{"code": "429"}},
+	writeConflicts,
+	requestsRejected,
 	{"BroadcastJob reconciles", reconcileTotal, map[string]string{"controller": "broadcastjob-controller"}},
 }
 
@@ -170,19 +170,26 @@ func jobDone(s *jobStatus) bool {
 	return false
 }
 
-// followJob follows a job that does not exist yet, from a list's resourceVersion, marking generation 1 when
-// its status shows it done.
+// followJob follows a job that does not exist yet, marking generation 1 when its status shows it done.
 func followJob(ctx context.Context, dyn dynamic.Interface, resource schema.GroupVersionResource, name string, m *marks) (*follower, error) {
-	list, err := dyn.Resource(resource).Namespace(broadcastJobNamespace).List(ctx,
+	return followCreated(ctx, dyn, resource, broadcastJobNamespace, name, m, func(u *unstructured.Unstructured) bool {
+		s, err := decode[jobStatus](u)
+		return err == nil && jobDone(s)
+	})
+}
+
+// followCreated follows an object that does not exist yet, from a list's resourceVersion, marking 1 at each
+// event that done says shows it done.
+func followCreated(ctx context.Context, dyn dynamic.Interface, resource schema.GroupVersionResource, namespace, name string, m *marks,
+	done func(*unstructured.Unstructured) bool) (*follower, error) {
+	list, err := dyn.Resource(resource).Namespace(namespace).List(ctx,
 		metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", resource.Resource, err)
 	}
-	return follow(ctx, list.GetResourceVersion(), namedWatchIn(dyn, resource, broadcastJobNamespace, name), func(at time.Time, obj runtime.Object) {
-		if u, ok := obj.(*unstructured.Unstructured); ok {
-			if s, err := decode[jobStatus](u); err == nil && jobDone(s) {
-				m.add(1, at)
-			}
+	return follow(ctx, list.GetResourceVersion(), namedWatchIn(dyn, resource, namespace, name), func(at time.Time, obj runtime.Object) {
+		if u, ok := obj.(*unstructured.Unstructured); ok && done(u) {
+			m.add(1, at)
 		}
 	})
 }

@@ -248,6 +248,12 @@ func usageNote(name string, u Usage) string {
 	return fmt.Sprintf("%s: %.2f CPU s in %.1f s", name, u.CPUSeconds, u.WallSeconds)
 }
 
+// writeConflicts and requestsRejected count the manager's requests the API server answered 409 and 429.
+var (
+	writeConflicts   = counterSpec{"manager write conflicts (HTTP 409)", "rest_client_requests_total", map[string]string{"code": "409"}}
+	requestsRejected = counterSpec{"manager requests rejected (HTTP 429)", "rest_client_requests_total", map[string]string{"code": "429"}}
+)
+
 // reconcileTotal is controller-runtime's reconcile counter.
 const reconcileTotal = "controller_runtime_reconcile_total"
 
@@ -264,8 +270,8 @@ type counterSpec struct {
 // server asks for), and the reconciles of the two controllers that write a
 // CloneSet's pods.
 var cloneSetCounters = []counterSpec{
-	{"manager write conflicts (HTTP 409)", "rest_client_requests_total", map[string]string{"code": "409"}},
-	{"manager requests rejected (HTTP 429)", "rest_client_requests_total", map[string]string{"code": "429"}},
+	writeConflicts,
+	requestsRejected,
 	{"CloneSet reconciles", reconcileTotal, map[string]string{"controller": "cloneset-controller"}},
 	{"CloneSet reconciles requeued after a delay", reconcileTotal,
 		map[string]string{"controller": "cloneset-controller", "result": "requeue_after"}},

@@ -9,8 +9,8 @@ import (
 
 // fleetCounters tell where a fleet release's requests went.
 var fleetCounters = []counterSpec{
-	{"manager requests rejected (HTTP 429)", "rest_client_requests_total", map[string]string{"code": "429"}},
-	{"manager write conflicts (HTTP 409)", "rest_client_requests_total", map[string]string{"code": "409"}},
+	requestsRejected,
+	writeConflicts,
 	{"Rollout reconciles", reconcileTotal, map[string]string{"controller": "rollout-controller"}},
 	{"BatchRelease reconciles", reconcileTotal, map[string]string{"controller": "batchrelease-controller"}},
 	{"reconciles failed", reconcileTotal, map[string]string{"result": "error"}},

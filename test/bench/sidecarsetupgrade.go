@@ -39,8 +39,8 @@ var sidecarImageChange = []byte(`[{"op":"replace","path":"/spec/containers/0/ima
 
 // upgradeCounters tell where the SidecarSet run's writes and time went.
 var upgradeCounters = []counterSpec{
-	{"manager write conflicts (HTTP 409)", "rest_client_requests_total", map[string]string{"code": "409"}},
-	{"manager requests rejected (HTTP 429)", "rest_client_requests_total", map[string]string{"code": "429"}},
+	writeConflicts,
+	requestsRejected,
 	{"SidecarSet reconciles", reconcileTotal, map[string]string{"controller": "sidecarset-controller"}},
 	{"SidecarSet reconciles requeued after a delay", reconcileTotal,
 		map[string]string{"controller": "sidecarset-controller", "result": "requeue_after"}},

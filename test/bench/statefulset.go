@@ -41,8 +41,8 @@ var advancedStatefulSetsResource = kruiseappsv1beta1.GroupVersion.WithResource("
 
 // statefulSetCounters tell where an Advanced StatefulSet run's writes and time went (see cloneSetCounters).
 var statefulSetCounters = []counterSpec{
-	{"manager write conflicts (HTTP 409)", "rest_client_requests_total", map[string]string{"code": "409"}},
-	{"manager requests rejected (HTTP 429)", "rest_client_requests_total", map[string]string{"code": "429"}},
+	writeConflicts,
+	requestsRejected,
 	{"StatefulSet reconciles", reconcileTotal, map[string]string{"controller": "statefulset-controller"}},
 	{"StatefulSet reconciles requeued after a delay", reconcileTotal,
 		map[string]string{"controller": "statefulset-controller", "result": "requeue_after"}},
