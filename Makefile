@@ -101,7 +101,7 @@ test: tools node-packages test-packages verify lint ## Build the tools, vet, lin
 	FLOTILLA_BIN_DIR=$(ROOT)/bin FLOTILLA_REAL_NODE=$(REAL_NODE_REQUIRED) FLOTILLA_REAL_PROMETHEUS=$(REAL_NODE_REQUIRED) $(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 .PHONY: bench
-bench: tools test-packages build ## Run the benchmark scenarios and micro-benchmarks (SCENARIO=name runs one; see docs/performance.md).
+bench: tools node-packages test-packages build ## Run the benchmark scenarios and micro-benchmarks (SCENARIO=name runs one; see docs/performance.md).
 	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) run ./test/bench/cmd/bench --manager $(BIN)/flotilla-manager \
 		--out $(BENCH_OUT) $(if $(SCENARIO),--scenario $(SCENARIO))
 

@@ -16,6 +16,7 @@ const (
 	UnitCount        = "count"
 	UnitNsPerOp      = "ns/op"
 	UnitPerPod       = "per pod"
+	UnitPerNode      = "per node"
 	UnitPerRollout   = "per Rollout"
 )
 

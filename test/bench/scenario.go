@@ -42,6 +42,7 @@ func Scenarios() []Scenario {
 		statefulSetInPlace(),
 		daemonSetUpdate(),
 		broadcastJob(),
+		imagePullJob(),
 		sidecarSetInject(),
 		sidecarSetUpgrade(),
 		luaEval(),

@@ -133,6 +133,8 @@ func FormatValue(unit string, v float64) string {
 		return formatNanos(v) + "/op"
 	case UnitPerPod:
 		return fmt.Sprintf("%.2f per pod", v)
+	case UnitPerNode:
+		return fmt.Sprintf("%.2f per node", v)
 	case UnitPerRollout:
 		return fmt.Sprintf("%.2f per Rollout", v)
 	}

@@ -23,6 +23,7 @@ func TestFormatValue(t *testing.T) {
 		{UnitNsPerOp, 3_500_000, "3.50 ms/op"},
 		{UnitNsPerOp, 87, "87 ns/op"},
 		{UnitPerPod, 5.7285, "5.73 per pod"},
+		{UnitPerNode, 3.004, "3.00 per node"},
 		{"widgets", 3, "3 widgets"},
 	}
 	for _, tt := range tests {
