@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/flotilla-dev/flotilla/nodeagent/cri"
+	"github.com/flotilla-dev/flotilla/nodeagent/internal/podhandler"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
 )
@@ -111,7 +112,7 @@ func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
 		r.Clock = clock.RealClock{}
 	}
 	if r.HTTPClient == nil {
-		r.HTTPClient = newHookClient()
+		r.HTTPClient = podhandler.NewHTTPClient()
 	}
 	r.expectations = expectations.New(r.Clock, expectationsTTL)
 }

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/flotilla-dev/flotilla/nodeagent/cri"
+	"github.com/flotilla-dev/flotilla/nodeagent/internal/podhandler"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -39,7 +40,7 @@ type Reconciler struct {
 	NodeName string
 	Runtime  cri.Runtime
 	// Client reads the NodePodProbe from the cache and writes its status; HTTP sends httpGet probes. Both
-	// default (the manager's client, NewHTTPClient).
+	// default (the manager's client, podhandler.NewHTTPClient).
 	Client client.Client
 	HTTP   *http.Client
 
@@ -71,7 +72,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Client = mgr.GetClient()
 	}
 	if r.HTTP == nil {
-		r.HTTP = NewHTTPClient()
+		r.HTTP = podhandler.NewHTTPClient()
 	}
 	r.workers, r.tallies = map[Key]*worker{}, map[Key]Tally{}
 	r.wake = make(chan event.GenericEvent, 1)

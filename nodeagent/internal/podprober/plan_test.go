@@ -7,7 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
@@ -113,25 +112,5 @@ func TestScheduleOf(t *testing.T) {
 	want := Schedule{InitialDelay: 4 * time.Second, Period: 2 * time.Second, Timeout: 3 * time.Second, Success: 2, Failure: 1}
 	if got := ScheduleOf(p); got != want {
 		t.Errorf("ScheduleOf = %+v, want %+v", got, want)
-	}
-}
-
-func TestProbeURL(t *testing.T) {
-	tg := Target{IP: "10.0.0.7"}
-	tests := []struct {
-		g    corev1.HTTPGetAction
-		want string
-	}{
-		{corev1.HTTPGetAction{Path: "/idle", Port: intstr.FromInt32(8080)}, "http://10.0.0.7:8080/idle"},
-		{corev1.HTTPGetAction{Path: "/q?x=1", Port: intstr.FromInt32(80), Host: "example.test", Scheme: corev1.URISchemeHTTPS},
-			"https://example.test:80/q?x=1"},
-	}
-	for _, tt := range tests {
-		if got, err := probeURL(tg, &tt.g); err != nil || got != tt.want {
-			t.Errorf("probeURL(%+v) = %q, %v; want %q", tt.g, got, err, tt.want)
-		}
-	}
-	if _, err := probeURL(tg, &corev1.HTTPGetAction{Port: intstr.FromString("http")}); err == nil {
-		t.Error("a named port the manager did not resolve is no URL")
 	}
 }

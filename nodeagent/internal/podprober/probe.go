@@ -6,16 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/flotilla-dev/flotilla/nodeagent/cri"
+	"github.com/flotilla-dev/flotilla/nodeagent/internal/podhandler"
 )
 
 // maxMessage bounds what a probe's output leaves in the status, as the kubelet bounds its probes' output.
@@ -24,7 +21,7 @@ const maxMessage = 1024
 // Prober runs one probe once.
 type Prober struct {
 	Runtime cri.Runtime
-	// HTTP sends httpGet probes; it must not follow redirects to other hosts (the kubelet's rule).
+	// HTTP sends httpGet probes (podhandler.NewHTTPClient).
 	HTTP *http.Client
 }
 
@@ -83,21 +80,9 @@ func (p Prober) container(ctx context.Context, t Target) (string, error) {
 	return newest.ID, nil
 }
 
-// httpGet passes on a status from 200 to 399, as the kubelet's.
+// httpGet passes on a status from 200 to 399, as the kubelet's. A named port was resolved by the manager.
 func (p Prober) httpGet(ctx context.Context, t Target, g *corev1.HTTPGetAction) Outcome {
-	u, err := probeURL(t, g)
-	if err != nil {
-		return Outcome{Message: err.Error()}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return Outcome{Message: err.Error()}
-	}
-	req.Header.Set("User-Agent", "flotilla-nodeagent-probe")
-	for _, h := range g.HTTPHeaders {
-		req.Header.Set(h.Name, h.Value)
-	}
-	resp, err := p.HTTP.Do(req)
+	resp, err := podhandler.Get(ctx, p.HTTP, g, nil, t.IP)
 	if err != nil {
 		return Outcome{Message: clip(err.Error())}
 	}
@@ -107,53 +92,12 @@ func (p Prober) httpGet(ctx context.Context, t Target, g *corev1.HTTPGetAction) 
 	return Outcome{Passed: resp.StatusCode >= http.StatusOK && resp.StatusCode < http.StatusBadRequest, Message: msg}
 }
 
-// probeURL is the URL of an httpGet probe: its host, else the pod's IP; a named port must have been resolved
-// by the manager.
-func probeURL(t Target, g *corev1.HTTPGetAction) (string, error) {
-	port, err := portNumber(g.Port.String())
-	if err != nil {
-		return "", err
-	}
-	host := g.Host
-	if host == "" {
-		host = t.IP
-	}
-	scheme := strings.ToLower(string(g.Scheme))
-	if scheme == "" {
-		scheme = "http"
-	}
-	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port)), Path: g.Path}
-	if i := strings.IndexByte(g.Path, '?'); i >= 0 {
-		u.Path, u.RawQuery = g.Path[:i], g.Path[i+1:]
-	}
-	return u.String(), nil
-}
-
 // tcpSocket passes when a connection opens.
 func tcpSocket(ctx context.Context, t Target, s *corev1.TCPSocketAction) Outcome {
-	port, err := portNumber(s.Port.String())
-	if err != nil {
-		return Outcome{Message: err.Error()}
-	}
-	host := s.Host
-	if host == "" {
-		host = t.IP
-	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-	if err != nil {
+	if err := podhandler.Dial(ctx, s, nil, t.IP); err != nil {
 		return Outcome{Message: clip(err.Error())}
 	}
-	_ = conn.Close()
 	return Outcome{Passed: true}
-}
-
-func portNumber(s string) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > 65535 {
-		return 0, fmt.Errorf("port %q is not a port number", s)
-	}
-	return n, nil
 }
 
 func clip(s string) string {
@@ -161,24 +105,4 @@ func clip(s string) string {
 		return s
 	}
 	return s[:maxMessage]
-}
-
-// NewHTTPClient is the client of httpGet probes: no keep-alive (each probe opens its own connection, as the
-// kubelet's), TLS without verification (the kubelet does not verify a probe's certificate either), and
-// redirects followed only to the same host.
-func NewHTTPClient() *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DisableKeepAlives = true
-	tr.TLSClientConfig = insecureTLS()
-	return &http.Client{Transport: tr, CheckRedirect: sameHostRedirects}
-}
-
-func sameHostRedirects(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
-	}
-	if req.URL.Hostname() != via[0].URL.Hostname() {
-		return http.ErrUseLastResponse
-	}
-	return nil
 }
