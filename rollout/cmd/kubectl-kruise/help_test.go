@@ -15,7 +15,7 @@ func TestHelpGolden(t *testing.T) {
 	t.Setenv("KUBECACHEDIR", "/home/user/.kube/cache")
 	commands := [][]string{
 		{}, {"rollout"}, {"rollout", "approve"}, {"rollout", "pause"}, {"rollout", "resume"},
-		{"rollout", "status"}, {"rollout", "restart"}, {"rollout", "history"}, {"rollout", "undo"}, {"rollout", "rollback"},
+		{"rollout", "status"}, {"rollout", "restart"}, {"rollout", "history"}, {"rollout", "undo"}, {"rollout", "rollback"}, {"rollout", "retry"},
 		{"set"}, {"set", "image"}, {"set", "env"}, {"set", "resources"}, {"scale"}, {"scaledown"}, {"migrate"},
 		{"describe"}, {"describe", "rollout"}, {"create"}, {"create", "job"}, {"create", "broadcastJob"}, {"create", "ContainerRecreateRequest"},
 		{"version"}, {"options"}, {"completion"},
