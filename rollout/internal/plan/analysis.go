@@ -142,7 +142,7 @@ func abortRelease(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.Commo
 	setProgressing(d, ProgressingReasonAborted, why, w.Now)
 	sub.CurrentStepState = rolloutsv1beta1.CanaryStepStatePaused
 	mirrorStep(&d.Status)
-	msg := fmt.Sprintf("release aborted: %s; traffic and pods are back on the stable revision; to release again: %s, or push a new revision",
+	msg := fmt.Sprintf("release aborted: %s; traffic goes back to the stable revision, then the step's new pods; to release again: %s, or push a new revision",
 		why, w.command("retry"))
 	d.Status.Message = msg
 	d.Health = Health{Stalled: true, Reason: reason, Message: msg}
