@@ -149,15 +149,19 @@ var _ = Describe("Manager faults and flags", Serial, Ordered, func() {
 	})
 
 	// Two replicas elect a leader; killing the leader mid-release hands the release to the other. The Lease is
-	// shortened through the manager's flags (defaults 15s/10s/2s, with which the takeover took 16.5 to 17.7 s).
+	// shortened through the manager's flags (defaults 15s/10s/2s, with which the takeover took 16.5 to 17.7 s),
+	// but its renew deadline stays long: a leader that cannot renew in time exits, and on a loaded 2-core
+	// machine the API server's writes can stall for seconds.
 	It("hands a release to the standby replica when the leader is killed", func(ctx SpecContext) {
 		election := []string{"--leader-elect=true", "--leader-election-namespace=" + framework.DefaultWebhookNamespace,
-			"--leader-election-lease-duration=6s", "--leader-election-renew-deadline=4s", "--leader-election-retry-period=1s"}
+			"--leader-election-lease-duration=10s", "--leader-election-renew-deadline=8s", "--leader-election-retry-period=1s"}
 		leader := mustStart(ctx, binary, election...)
 		defer func() { leader.Stop() }()
+		showOnFailure("leader", leader)
 		waitLeader(ctx)
 		standby := mustStart(ctx, binary, election...)
 		defer standby.Stop()
+		showOnFailure("standby", standby)
 
 		s := newStory(ctx, "Deployment", 4)
 		s.waitPods(ctx, map[string]int{"v1": 4})
@@ -179,6 +183,12 @@ var _ = Describe("Manager faults and flags", Serial, Ordered, func() {
 		reportTakeover(takeover, released)
 		s.waitPods(ctx, map[string]int{"v2": 4})
 		s.expectReleased(ctx)
+
+		By("a leader stopped gracefully gives the Lease up")
+		standby.Stop()
+		lease, err := kube.CoordinationV1().Leases(framework.DefaultWebhookNamespace).Get(ctx, leaseName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(leaseHolder(lease)).To(BeEmpty())
 	})
 })
 
@@ -187,6 +197,16 @@ func mustStart(ctx context.Context, binary string, args ...string) *framework.Ma
 	m, err := startManager(ctx, GinkgoT().TempDir(), binary, args...)
 	failOnError(err, "starting flotilla-manager")
 	return m
+}
+
+// showOnFailure prints the end of m's log when the spec fails (an exit on its own ends there with the reason):
+// the suite's own failure output shows only the suite's manager.
+func showOnFailure(name string, m *framework.Manager) {
+	DeferCleanup(func() {
+		if CurrentSpecReport().Failed() {
+			GinkgoWriter.Printf("%s manager, last lines of %s:\n%s\n", name, m.LogPath, m.LogTail(80))
+		}
+	})
 }
 
 // waitLeader returns the Lease holder once there is one.

@@ -151,11 +151,14 @@ func newManager(opts options) (ctrl.Manager, error) {
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        "flotilla-manager.kruise.io",
 		LeaderElectionNamespace: opts.leaderElectionNS,
-		LeaseDuration:           &opts.leaseDuration,
-		RenewDeadline:           &opts.renewDeadline,
-		RetryPeriod:             &opts.retryPeriod,
-		WebhookServer:           webhook.NewServer(webhook.Options{Port: opts.webhookPort, CertDir: opts.webhookCertDir}),
-		Cache:                   cacheOptions(opts),
+		// A stopping leader gives the Lease up, so a rolling update's new replica leads at once instead of
+		// after a lease duration; safe because run returns, and the process ends, as soon as Start does.
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &opts.leaseDuration,
+		RenewDeadline:                 &opts.renewDeadline,
+		RetryPeriod:                   &opts.retryPeriod,
+		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.webhookPort, CertDir: opts.webhookCertDir}),
+		Cache:                         cacheOptions(opts),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
