@@ -163,24 +163,42 @@ func (r *Reconciler) patchStatus(ctx context.Context, ro *rolloutsv1beta1.Rollou
 	return nil
 }
 
-// countersOnly reports whether st differs from old in the pod counters copied from the BatchRelease and
-// nowhere else.
+// countersOnly reports whether st differs from old only in figures that move while a batch is in flight: the
+// pod counters copied from the BatchRelease and, while a step upgrades or the release finalises, the
+// workload generation observed, which every annotation the engine's own workload control writes on a
+// Deployment bumps. Such changes go out with the next change of state, or after the progress interval.
 func countersOnly(old, st rolloutsv1beta1.RolloutStatus) bool {
 	if equality.Semantic.DeepEqual(old, st) {
 		return false
 	}
 	a, b := old.DeepCopy(), st.DeepCopy()
-	clearCounters(a)
-	clearCounters(b)
+	moving := inMotion(st)
+	clearCounters(a, moving)
+	clearCounters(b, moving)
 	return equality.Semantic.DeepEqual(a, b)
 }
 
-func clearCounters(s *rolloutsv1beta1.RolloutStatus) {
+// inMotion tells whether st is a release between two resting points: a step upgrading its pods, or the
+// finalising steps. At a paused step and at the end the generation is written at once, for the scripts that
+// wait for it there.
+func inMotion(st rolloutsv1beta1.RolloutStatus) bool {
+	sub := st.GetSubStatus()
+	if st.Phase != rolloutsv1beta1.RolloutPhaseProgressing || sub == nil {
+		return false
+	}
+	return sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateUpgrade ||
+		(sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted && sub.FinalisingStep != "")
+}
+
+func clearCounters(s *rolloutsv1beta1.RolloutStatus, generation bool) {
 	if c := s.CanaryStatus; c != nil {
 		c.CanaryReplicas, c.CanaryReadyReplicas = 0, 0
 	}
 	if g := s.BlueGreenStatus; g != nil {
 		g.UpdatedReplicas, g.UpdatedReadyReplicas = 0, 0
+	}
+	if sub := s.GetSubStatus(); sub != nil && generation {
+		sub.ObservedWorkloadGeneration = 0
 	}
 }
 
