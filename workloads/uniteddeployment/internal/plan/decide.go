@@ -25,6 +25,9 @@ type Input struct {
 // Change is one user-visible change of a subset's workload, for events.
 type Change struct {
 	Subset, Reason, Message string
+	// Object is the workload changed: events name it as their related object, which also keeps the events
+	// of one reconcile about several subsets apart.
+	Object client.Object
 }
 
 // Plan is what to write so that every subset runs its workload as the spec says.
@@ -33,8 +36,10 @@ type Plan struct {
 	Replicas, Partitions map[string]int32
 	// Create, Update and Delete are the workloads to write, Update's carrying the resourceVersion read.
 	Create, Update, Delete []client.Object
-	// Kept are the subsets' existing workloads, after the plan's updates; Changes describe the plan.
+	// Kept are the subsets' existing workloads as read; Rolled the subsets whose workload the plan moves to
+	// another revision (their counts of updated pods are stale). Changes describe the plan.
 	Kept    map[string]client.Object
+	Rolled  map[string]bool
 	Changes []Change
 }
 
@@ -46,7 +51,7 @@ func Decide(in Input) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	p := Plan{Kind: k, Kept: map[string]client.Object{}}
+	p := Plan{Kind: k, Kept: map[string]client.Object{}, Rolled: map[string]bool{}}
 	p.sortOwned(in)
 	current := map[string]int32{}
 	for name, obj := range p.Kept {
@@ -91,7 +96,7 @@ func (p *Plan) sortOwned(in Input) {
 
 func (p *Plan) remove(obj client.Object, subset string) {
 	p.Delete = append(p.Delete, obj)
-	p.Changes = append(p.Changes, Change{Subset: subset, Reason: ReasonDelete,
+	p.Changes = append(p.Changes, Change{Subset: subset, Reason: ReasonDelete, Object: obj,
 		Message: fmt.Sprintf("Deleted %s %s of subset %s", kindName(obj), obj.GetName(), subset)})
 }
 
@@ -106,20 +111,21 @@ func (p *Plan) subset(in Input, s *kruiseappsv1alpha1.Subset) error {
 	have := p.Kept[s.Name]
 	if have == nil {
 		p.Create = append(p.Create, want)
-		p.Changes = append(p.Changes, Change{Subset: s.Name, Reason: ReasonCreate,
+		p.Changes = append(p.Changes, Change{Subset: s.Name, Reason: ReasonCreate, Object: want,
 			Message: fmt.Sprintf("Created %s %s for subset %s with %d replicas", p.Kind.Name(), want.GetName(), s.Name, d.Replicas)})
 		return nil
 	}
 	replicas, partition, _ := p.Kind.read(have)
-	if have.GetLabels()[kruiseappsv1alpha1.ControllerRevisionHashLabelKey] == d.Revision && replicas == d.Replicas &&
-		partition == d.Partition && have.GetAnnotations()[kruiseappsv1alpha1.AnnotationSubsetPatchKey] == string(s.Patch.Raw) {
+	sameRevision := have.GetLabels()[kruiseappsv1alpha1.ControllerRevisionHashLabelKey] == d.Revision
+	if sameRevision && replicas == d.Replicas && partition == d.Partition &&
+		have.GetAnnotations()[kruiseappsv1alpha1.AnnotationSubsetPatchKey] == string(s.Patch.Raw) {
 		return nil
 	}
 	adopt(want, have)
 	p.Update = append(p.Update, want)
-	p.Kept[s.Name] = want
+	p.Rolled[s.Name] = !sameRevision
 	if replicas != d.Replicas {
-		p.Changes = append(p.Changes, Change{Subset: s.Name, Reason: ReasonScale,
+		p.Changes = append(p.Changes, Change{Subset: s.Name, Reason: ReasonScale, Object: want,
 			Message: fmt.Sprintf("Scaled %s %s of subset %s from %d to %d replicas", p.Kind.Name(), have.GetName(), s.Name, replicas, d.Replicas)})
 	}
 	return nil

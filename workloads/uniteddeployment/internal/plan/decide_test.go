@@ -76,18 +76,26 @@ func TestDecideUpdates(t *testing.T) {
 		t.Fatalf("scale 6 -> 7: %+v (%v)", p, err)
 	}
 	cs := p.Update[0].(*kruiseappsv1alpha1.CloneSet)
-	if *cs.Spec.Replicas != 3 || cs.ResourceVersion != "7" || cs.Finalizers[0] != "keep" || p.Kept[cs.Labels[kruiseappsv1alpha1.SubSetNameLabelKey]] != cs {
+	if *cs.Spec.Replicas != 3 || cs.ResourceVersion != "7" || cs.Finalizers[0] != "keep" || p.Rolled[cs.Labels[kruiseappsv1alpha1.SubSetNameLabelKey]] {
 		t.Errorf("update %+v", cs.ObjectMeta)
+	}
+}
+
+// A new revision updates every workload with its partition; a new patch only its subset's.
+func TestDecideRevisionAndPatch(t *testing.T) {
+	u := ud(n(6), sub("a"), sub("b"), sub("c"))
+	owned := func() []client.Object {
+		return []client.Object{existing(t, u, "a", "r1", Counts{}), existing(t, u, "b", "r1", Counts{}), existing(t, u, "c", "r1", Counts{})}
 	}
 	manual := u.DeepCopy()
 	manual.Spec.UpdateStrategy = kruiseappsv1alpha1.UnitedDeploymentUpdateStrategy{Type: kruiseappsv1alpha1.ManualUpdateStrategyType,
 		ManualUpdate: &kruiseappsv1alpha1.ManualUpdate{Partitions: map[string]int32{"a": 2, "b": 1}}}
-	p, err = Decide(Input{UD: manual, Revision: "r2", Owned: owned()})
+	p, err := Decide(Input{UD: manual, Revision: "r2", Owned: owned()})
 	if err != nil || len(p.Update) != 3 || len(p.Changes) != 0 || !maps.Equal(p.Partitions, map[string]int32{"a": 2, "b": 1, "c": 0}) {
 		t.Fatalf("new revision: %+v (%v)", p, err)
 	}
 	for _, obj := range p.Update {
-		if obj.GetLabels()[kruiseappsv1alpha1.ControllerRevisionHashLabelKey] != "r2" {
+		if obj.GetLabels()[kruiseappsv1alpha1.ControllerRevisionHashLabelKey] != "r2" || !p.Rolled[obj.GetLabels()[kruiseappsv1alpha1.SubSetNameLabelKey]] {
 			t.Errorf("%s labels %v", obj.GetName(), obj.GetLabels())
 		}
 	}
@@ -189,4 +197,22 @@ func conditionMap(s kruiseappsv1alpha1.UnitedDeploymentStatus) map[kruiseappsv1a
 		out[c.Type] = c
 	}
 	return out
+}
+
+// Counts of updated pods are stale while the workload's controller has not seen its spec, or while this plan
+// moves it to another revision: the rollout must not look done before it starts.
+func TestStatusIgnoresStaleUpdatedCounts(t *testing.T) {
+	u := ud(n(4), sub("a"), sub("b"))
+	u.Status.CurrentRevision = "r1"
+	a := existing(t, u, "a", "r2", Counts{2, 2, 2, 2})
+	a.Generation, a.Status.ObservedGeneration = 2, 1
+	b := existing(t, u, "b", "r1", Counts{2, 2, 2, 2})
+	p, err := Decide(Input{UD: u, Revision: "r2", Owned: []client.Object{a, b}})
+	if err != nil || !p.Rolled["b"] || p.Rolled["a"] {
+		t.Fatalf("plan rolled %v (%v)", p.Rolled, err)
+	}
+	s := Status(StatusInput{UD: u, Plan: p, Revision: "r2"})
+	if s.Replicas != 4 || s.ReadyReplicas != 4 || s.UpdatedReplicas != 0 || s.UpdatedReadyReplicas != 0 || s.CurrentRevision != "r1" {
+		t.Errorf("status %+v", s)
+	}
 }

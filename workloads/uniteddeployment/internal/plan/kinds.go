@@ -88,7 +88,7 @@ func (cloneSetKind) read(obj client.Object) (int32, int32, Counts) {
 		partition = p.IntVal
 	}
 	s := cs.Status
-	return ptr.Deref(cs.Spec.Replicas, 1), partition, Counts{s.Replicas, s.ReadyReplicas, s.UpdatedReplicas, s.UpdatedReadyReplicas}
+	return ptr.Deref(cs.Spec.Replicas, 1), partition, observed(cs, s.ObservedGeneration, Counts{s.Replicas, s.ReadyReplicas, s.UpdatedReplicas, s.UpdatedReadyReplicas})
 }
 
 type advancedStatefulSetKind struct{}
@@ -129,7 +129,7 @@ func (advancedStatefulSetKind) read(obj client.Object) (int32, int32, Counts) {
 		partition = ptr.Deref(ru.Partition, 0)
 	}
 	s := sts.Status
-	return ptr.Deref(sts.Spec.Replicas, 1), partition, Counts{s.Replicas, s.ReadyReplicas, s.UpdatedReplicas, s.UpdatedReadyReplicas}
+	return ptr.Deref(sts.Spec.Replicas, 1), partition, observed(sts, s.ObservedGeneration, Counts{s.Replicas, s.ReadyReplicas, s.UpdatedReplicas, s.UpdatedReadyReplicas})
 }
 
 type statefulSetKind struct{}
@@ -168,7 +168,7 @@ func (statefulSetKind) read(obj client.Object) (int32, int32, Counts) {
 		partition = ptr.Deref(ru.Partition, 0)
 	}
 	s := sts.Status
-	return ptr.Deref(sts.Spec.Replicas, 1), partition, estimated(s.Replicas, s.ReadyReplicas, s.UpdatedReplicas)
+	return ptr.Deref(sts.Spec.Replicas, 1), partition, observed(sts, s.ObservedGeneration, estimated(s.Replicas, s.ReadyReplicas, s.UpdatedReplicas))
 }
 
 type deploymentKind struct{}
@@ -198,7 +198,7 @@ func (deploymentKind) assemble(ud *kruiseappsv1alpha1.UnitedDeployment, sel *met
 func (deploymentKind) read(obj client.Object) (int32, int32, Counts) {
 	d := obj.(*appsv1.Deployment)
 	s := d.Status
-	return ptr.Deref(d.Spec.Replicas, 1), 0, estimated(s.Replicas, s.ReadyReplicas, s.UpdatedReplicas)
+	return ptr.Deref(d.Spec.Replicas, 1), 0, observed(d, s.ObservedGeneration, estimated(s.Replicas, s.ReadyReplicas, s.UpdatedReplicas))
 }
 
 // estimated fills in updated-and-ready pods for the kinds whose status lacks the count: the fewest the other
@@ -206,6 +206,16 @@ func (deploymentKind) read(obj client.Object) (int32, int32, Counts) {
 // and ready).
 func estimated(replicas, ready, updated int32) Counts {
 	return Counts{replicas, ready, updated, max(updated+ready-replicas, 0)}
+}
+
+// observed drops the counts of updated pods its workload's controller reported before it saw the
+// workload's current spec: they count the pods of the template before, so a revision would otherwise look
+// rolled out before its rollout started.
+func observed(obj client.Object, observedGeneration int64, c Counts) Counts {
+	if observedGeneration < obj.GetGeneration() {
+		c.Updated, c.UpdatedReady = 0, 0
+	}
+	return c
 }
 
 func items[T any, PT interface {

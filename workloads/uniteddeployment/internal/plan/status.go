@@ -58,6 +58,9 @@ func subsetStatus(in StatusInput, name string, s *kruiseappsv1alpha1.UnitedDeplo
 		Partition: in.Plan.Partitions[name], Conditions: in.Subsets[name]}
 	if obj := in.Plan.Kept[name]; obj != nil {
 		_, _, c := in.Plan.Kind.read(obj)
+		if in.Plan.Rolled[name] {
+			c.Updated, c.UpdatedReady = 0, 0
+		}
 		st.ReadyReplicas = c.Ready
 		s.Replicas += c.Replicas
 		s.ReadyReplicas += c.Ready
@@ -115,4 +118,13 @@ func setCondition(conds []kruiseappsv1alpha1.UnitedDeploymentCondition, c kruise
 		}
 	}
 	return append(out, c)
+}
+
+// Invalid is status with a SubsetFailure condition saying why the spec cannot be acted on; the rest is
+// left as it was, observedGeneration included, since nothing of the new spec was acted on.
+func Invalid(status kruiseappsv1alpha1.UnitedDeploymentStatus, err error, now metav1.Time) kruiseappsv1alpha1.UnitedDeploymentStatus {
+	out := *status.DeepCopy()
+	out.Conditions = setCondition(out.Conditions, kruiseappsv1alpha1.UnitedDeploymentCondition{Type: kruiseappsv1alpha1.SubsetFailure,
+		Status: corev1.ConditionTrue, Reason: "InvalidSpec", Message: err.Error()}, now)
+	return out
 }
