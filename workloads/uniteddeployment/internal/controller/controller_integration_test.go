@@ -17,10 +17,11 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
-func cloneSetTemplate(image string) func(*kruiseappsv1alpha1.SubsetTemplate) {
+// cloneSetTemplate is a CloneSet template of nginx:1; the tests change its image to update it.
+func cloneSetTemplate() func(*kruiseappsv1alpha1.SubsetTemplate) {
 	return func(t *kruiseappsv1alpha1.SubsetTemplate) {
 		t.CloneSetTemplate = &kruiseappsv1alpha1.CloneSetTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}}
-		t.CloneSetTemplate.Spec.Template = pod(image)
+		t.CloneSetTemplate.Spec.Template = pod("nginx:1")
 		// The CloneSet schema requires a selector; each subset's workload gets the UnitedDeployment's, narrowed.
 		t.CloneSetTemplate.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
 	}
@@ -58,7 +59,7 @@ func waitCloneSets(t *testing.T, c client.Client, ns, what string, replicas, par
 func TestCloneSetsAcrossThreeZones(t *testing.T) {
 	t.Parallel()
 	c, ns := start(t)
-	ud := newUD(ns, 6, zones("zone-a", "zone-b", "zone-c"), cloneSetTemplate("nginx:1"))
+	ud := newUD(ns, 6, zones("zone-a", "zone-b", "zone-c"), cloneSetTemplate())
 	create(t, c, ud)
 	sets := waitCloneSets(t, c, ns, "three CloneSets of two", map[string]int32{"zone-a": 2, "zone-b": 2, "zone-c": 2}, nil)
 	got := waitStatus(t, c, ud, "status of the first reconcile", func(u *kruiseappsv1alpha1.UnitedDeployment) bool {
@@ -114,7 +115,7 @@ func checkCloneSet(t *testing.T, cs *kruiseappsv1alpha1.CloneSet, ud *kruiseapps
 func TestScaleUpdateAndRemoveSubset(t *testing.T) {
 	t.Parallel()
 	c, ns := start(t)
-	ud := newUD(ns, 6, zones("zone-a", "zone-b", "zone-c"), cloneSetTemplate("nginx:1"))
+	ud := newUD(ns, 6, zones("zone-a", "zone-b", "zone-c"), cloneSetTemplate())
 	create(t, c, ud)
 	first := waitCloneSets(t, c, ns, "three CloneSets of two", map[string]int32{"zone-a": 2, "zone-b": 2, "zone-c": 2}, nil)
 
@@ -223,7 +224,7 @@ func TestInvalidSpecReported(t *testing.T) {
 	c, ns := start(t)
 	subsets := zones("zone-a", "zone-b")
 	subsets[0].Replicas = ptr.To(intstr.FromInt32(5))
-	ud := newUD(ns, 2, subsets, cloneSetTemplate("nginx:1"))
+	ud := newUD(ns, 2, subsets, cloneSetTemplate())
 	if err := c.Create(t.Context(), ud); err != nil {
 		t.Fatal(err)
 	}
@@ -236,5 +237,33 @@ func TestInvalidSpecReported(t *testing.T) {
 	}
 	if sets, err := cloneSets(t.Context(), c, ns); err != nil || len(sets) != 0 {
 		t.Errorf("CloneSets %v (%v)", sets, err)
+	}
+}
+
+// A StatefulSet template: each subset's StatefulSet keeps the template's fields and takes its partition in
+// rollingUpdate.
+func TestStatefulSetSubsetsPartitions(t *testing.T) {
+	t.Parallel()
+	c, ns := start(t)
+	ud := newUD(ns, 4, zones("zone-a", "zone-b"), func(t *kruiseappsv1alpha1.SubsetTemplate) {
+		t.StatefulSetTemplate = &kruiseappsv1alpha1.StatefulSetTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}}
+		t.StatefulSetTemplate.Spec = appsv1.StatefulSetSpec{ServiceName: "web", PodManagementPolicy: appsv1.ParallelPodManagement, Template: pod("redis:7")}
+	})
+	ud.Spec.UpdateStrategy.ManualUpdate = &kruiseappsv1alpha1.ManualUpdate{Partitions: map[string]int32{"zone-a": 1}}
+	create(t, c, ud)
+	var sets map[string]*appsv1.StatefulSet
+	eventually(t, "two StatefulSets", func(ctx context.Context) (bool, error) {
+		list := &appsv1.StatefulSetList{}
+		var err error
+		sets, err = bySubset[appsv1.StatefulSet](ctx, c, ns, list, func() []appsv1.StatefulSet { return list.Items })
+		return err == nil && len(sets) == 2, fmt.Errorf("%d StatefulSets (%w)", len(sets), err)
+	})
+	for zone, want := range map[string]int32{"zone-a": 1, "zone-b": 0} {
+		sts := sets[zone]
+		if *sts.Spec.Replicas != 2 || *sts.Spec.UpdateStrategy.RollingUpdate.Partition != want || sts.Spec.ServiceName != "web" ||
+			sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
+			t.Errorf("%s: replicas %d partition %d service %q policy %s", zone, *sts.Spec.Replicas, *sts.Spec.UpdateStrategy.RollingUpdate.Partition,
+				sts.Spec.ServiceName, sts.Spec.PodManagementPolicy)
+		}
 	}
 }

@@ -43,7 +43,7 @@ func start(t *testing.T) (client.Client, string) {
 	managertest.RequireCluster(t, clusterConfig)
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme, kruiseappsv1beta1.AddToScheme)
 	c := managertest.DirectClient(t, clusterConfig, scheme)
-	ns := managertest.Namespace(t, c, "ud")
+	ns := managertest.NamespaceWithServiceAccount(t, c, "ud") // the adaptive test creates pods
 	managertest.Start(t, clusterConfig, scheme, (&Reconciler{}).SetupWithManager,
 		func(o *ctrl.Options) { o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}} })
 	return c, ns
