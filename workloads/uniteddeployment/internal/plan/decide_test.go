@@ -184,6 +184,9 @@ func TestStatusRolledOutWithFailure(t *testing.T) {
 	p, _ := Decide(Input{UD: u, Revision: "r2", Owned: owned})
 	s := Status(StatusInput{UD: u, Plan: p, Revision: "r2", Failure: errors.New("quota"), Now: now})
 	byType := conditionMap(s)
+	if s.ObservedGeneration != 0 {
+		t.Errorf("observedGeneration %d written although writing the plan failed", s.ObservedGeneration)
+	}
 	if s.CurrentRevision != "r2" || byType[kruiseappsv1alpha1.UnitedDeploymentUpdated].Status != corev1.ConditionTrue ||
 		byType[kruiseappsv1alpha1.SubsetFailure].Message != "quota" || byType[kruiseappsv1alpha1.SubsetUpdated].Status != corev1.ConditionFalse ||
 		byType[kruiseappsv1alpha1.SubsetUpdated].LastTransitionTime != now {

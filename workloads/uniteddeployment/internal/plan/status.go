@@ -35,6 +35,10 @@ func Status(in StatusInput) kruiseappsv1alpha1.UnitedDeploymentStatus {
 		SubsetReplicas: in.Plan.Replicas, CurrentRevision: old.CurrentRevision, Conditions: old.Conditions,
 		UpdateStatus: &kruiseappsv1alpha1.UpdateStatus{UpdatedRevision: in.Revision, CurrentPartitions: in.Plan.Partitions},
 	}
+	if in.Failure != nil {
+		// observedGeneration says the spec was acted on in full: not while writing it failed.
+		s.ObservedGeneration = old.ObservedGeneration
+	}
 	for _, name := range in.Plan.SubsetNames() {
 		s.SubsetStatuses = append(s.SubsetStatuses, subsetStatus(in, name, &s))
 	}
