@@ -157,6 +157,13 @@ func TestScaleUpdateAndRemoveSubset(t *testing.T) {
 	if s := got.Status; s.Replicas != 9 || s.ReadyReplicas != 9 || s.UpdatedReplicas != 9 || s.UpdatedReadyReplicas != 9 {
 		t.Errorf("counts %+v", s)
 	}
+	got = waitStatus(t, c, ud, "Ready", func(u *kruiseappsv1alpha1.UnitedDeployment) bool {
+		cond := condition(u.Status, "Ready")
+		return cond != nil && cond.Status == corev1.ConditionTrue
+	})
+	if cond := condition(got.Status, "Reconciling"); cond == nil || cond.Status != corev1.ConditionFalse {
+		t.Errorf("Reconciling %+v", cond)
+	}
 
 	update(t, c, ud, func(u *kruiseappsv1alpha1.UnitedDeployment) {
 		u.Spec.Topology.Subsets = u.Spec.Topology.Subsets[:2]
@@ -234,6 +241,9 @@ func TestInvalidSpecReported(t *testing.T) {
 	})
 	if cond := condition(got.Status, kruiseappsv1alpha1.SubsetFailure); cond.Message != "the subsets' fixed replicas (5) exceed spec.replicas (2)" {
 		t.Errorf("message %q", cond.Message)
+	}
+	if cond := condition(got.Status, "Stalled"); cond == nil || cond.Status != corev1.ConditionTrue || cond.Reason != "InvalidSpec" {
+		t.Errorf("Stalled %+v", cond)
 	}
 	if sets, err := cloneSets(t.Context(), c, ns); err != nil || len(sets) != 0 {
 		t.Errorf("CloneSets %v (%v)", sets, err)

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +26,8 @@ type StatusInput struct {
 }
 
 // Status is the UnitedDeployment's status after a reconcile: upstream's counts over the subsets' workloads,
-// the allocation and partitions of the plan, the revisions, and four conditions.
+// the allocation and partitions of the plan, the revisions, upstream's four conditions and Flotilla's Ready,
+// Reconciling and Stalled.
 func Status(in StatusInput) kruiseappsv1alpha1.UnitedDeploymentStatus {
 	old := in.UD.Status
 	s := kruiseappsv1alpha1.UnitedDeploymentStatus{
@@ -47,13 +47,12 @@ func Status(in StatusInput) kruiseappsv1alpha1.UnitedDeploymentStatus {
 		s.CurrentRevision = in.Revision
 	}
 	if in.Failure == nil {
-		s.Conditions = slices.DeleteFunc(slices.Clone(s.Conditions), func(c kruiseappsv1alpha1.UnitedDeploymentCondition) bool {
-			return c.Type == kruiseappsv1alpha1.SubsetFailure
-		})
+		s.Conditions = without(s.Conditions, kruiseappsv1alpha1.SubsetFailure)
 	}
-	for _, c := range conditions(in, &s) {
+	for _, c := range append(conditions(in, &s), readiness(in, &s)...) {
 		s.Conditions = setCondition(s.Conditions, c, in.Now)
 	}
+	s.Conditions = stalled(s.Conditions, "Error", in.Failure, in.Now)
 	return s
 }
 
@@ -124,11 +123,12 @@ func setCondition(conds []kruiseappsv1alpha1.UnitedDeploymentCondition, c kruise
 	return append(out, c)
 }
 
-// Invalid is status with a SubsetFailure condition saying why the spec cannot be acted on; the rest is
+// Invalid is status with SubsetFailure and Stalled conditions saying why the spec cannot be acted on; the rest is
 // left as it was, observedGeneration included, since nothing of the new spec was acted on.
 func Invalid(status kruiseappsv1alpha1.UnitedDeploymentStatus, err error, now metav1.Time) kruiseappsv1alpha1.UnitedDeploymentStatus {
 	out := *status.DeepCopy()
 	out.Conditions = setCondition(out.Conditions, kruiseappsv1alpha1.UnitedDeploymentCondition{Type: kruiseappsv1alpha1.SubsetFailure,
 		Status: corev1.ConditionTrue, Reason: "InvalidSpec", Message: err.Error()}, now)
+	out.Conditions = stalled(out.Conditions, "InvalidSpec", err, now)
 	return out
 }
