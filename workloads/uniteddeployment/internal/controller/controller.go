@@ -108,6 +108,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, r.invalid(ctx, ud, err)
 	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Planned", "revision", revs.update, "replicas", p.Replicas, "create", len(p.Create),
+		"update", len(p.Update), "delete", len(p.Delete))
 	out := r.apply(ctx, ud, p)
 	if out.stale {
 		return ctrl.Result{RequeueAfter: staleRetry}, nil
