@@ -20,13 +20,15 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/podunavailablebudget"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
+	"github.com/flotilla-dev/flotilla/workloads/uniteddeployment"
 )
 
 // cloneSetPaths are the webhook paths the cloneset module serves (workloads/cloneset.SetupWithManager),
 // statefulSetPaths those of the statefulset module (workloads/statefulset.SetupWithManager), daemonSetPaths
 // those of the daemonset module, ephemeralJobPaths those of the ephemeraljob module, cronJobPaths those of the
 // advancedcronjob module, broadcastJobPaths those of the broadcastjob module, nodeAgentPaths those of the nodeagent
-// module (nodeagent.SetupWithManager), distributionPaths those of the resourcedistribution module, protectionPaths
+// module (nodeagent.SetupWithManager), distributionPaths those of the resourcedistribution module, unitedPaths
+// those of the uniteddeployment module, protectionPaths
 // those of the deletionprotection module, podStatePaths those of the persistentpodstate module (which also
 // serves the pod chain's path),
 // sidecarSetPaths those of the sidecarset module, which also serves the pod
@@ -45,6 +47,7 @@ var (
 		nodeagent.ValidatePodProbeMarkerPath}
 	sidecarSetPaths   = []string{sidecarset.MutateSidecarSetPath, sidecarset.ValidateSidecarSetPath}
 	distributionPaths = []string{resourcedistribution.ValidateResourceDistributionPath}
+	unitedPaths       = []string{uniteddeployment.MutateUnitedDeploymentPath, uniteddeployment.ValidateUnitedDeploymentPath}
 	analysisPaths     = []string{analysis.ValidateAnalysisTemplatePath, analysis.ValidateClusterAnalysisTemplatePath, analysis.ValidateAnalysisRunPath}
 	podStatePaths     = []string{persistentpodstate.ValidatePersistentPodStatePath}
 	protectionPaths   = append(slices.Clone(deletionprotection.DeletionPaths), deletionprotection.ValidateLabelPath)
@@ -59,7 +62,7 @@ func engineOnlyPaths(name, p string) bool {
 	return !slices.Contains(cloneSetPaths, p) && !slices.Contains(statefulSetPaths, p) && !slices.Contains(daemonSetPaths, p) &&
 		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(ephemeralJobPaths, p) && !slices.Contains(cronJobPaths, p) &&
 		!slices.Contains(broadcastJobPaths, p) && !slices.Contains(sidecarSetPaths, p) && !slices.Contains(distributionPaths, p) &&
-		!slices.Contains(protectionPaths, p) && !slices.Contains(podStatePaths, p) &&
+		!slices.Contains(unitedPaths, p) && !slices.Contains(protectionPaths, p) && !slices.Contains(podStatePaths, p) &&
 		!slices.Contains(budgetPaths, p) && name != sidecarSetPodWebhook
 }
 
@@ -114,8 +117,8 @@ var cases = []chartCase{
 		check:    wantArgs("--enable-modules=rollout,advancedcronjob")},
 	{name: "sidecarsetModule", rel: defaultRelease("--set", "modules={sidecarset}"), webhooks: sidecarSetOnlyPaths, noAgent: true,
 		check: wantArgs("--enable-modules=sidecarset")},
-	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,persistentpodstate,deletionprotection,podunavailablebudget}"),
-		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,persistentpodstate,deletionprotection,podunavailablebudget")},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,uniteddeployment,persistentpodstate,deletionprotection,podunavailablebudget}"),
+		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,uniteddeployment,persistentpodstate,deletionprotection,podunavailablebudget")},
 	{name: "persistentpodstateModule", rel: defaultRelease("--set", "modules={persistentpodstate}"), noAgent: true,
 		webhooks: func(n, p string) bool {
 			return slices.Contains(podStatePaths, p) || (p == webhooks.MutatePodPath && n != sidecarSetPodWebhook)

@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "advancedcronjob" "analysis" "broadcastjob" "cloneset" "daemonset" "deletionprotection" "ephemeraljob" "nodeagent" "persistentpodstate" "podunavailablebudget" "resourcedistribution" "rollout" "sidecarset" "statefulset" | toJson -}}
+{{- list "advancedcronjob" "analysis" "broadcastjob" "cloneset" "daemonset" "deletionprotection" "ephemeraljob" "nodeagent" "persistentpodstate" "podunavailablebudget" "resourcedistribution" "rollout" "sidecarset" "statefulset" "uniteddeployment" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -62,6 +62,8 @@ vadvancedcronjob.kb.io: advancedcronjob
 mbroadcastjob.kb.io: broadcastjob
 vbroadcastjob.kb.io: broadcastjob
 vresourcedistribution.kb.io: resourcedistribution
+muniteddeployment.kb.io: uniteddeployment
+vuniteddeployment.kb.io: uniteddeployment
 vanalysistemplate.analysis.flotilla.dev: analysis
 vclusteranalysistemplate.analysis.flotilla.dev: analysis
 vanalysisrun.analysis.flotilla.dev: analysis

@@ -55,6 +55,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/podunavailablebudget"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
+	"github.com/flotilla-dev/flotilla/workloads/uniteddeployment"
 	"github.com/flotilla-dev/flotilla/workloads/unreconciled"
 )
 
@@ -73,6 +74,8 @@ var modules = []module.Module{
 	{Name: "advancedcronjob", Kinds: advancedcronjob.Kinds, Reconciles: advancedcronjob.Reconciles, Setup: advancedcronjob.SetupWithManager},
 	{Name: "resourcedistribution", Kinds: resourcedistribution.Kinds, Reconciles: resourcedistribution.Reconciles,
 		Setup: resourcedistribution.SetupWithManager},
+	{Name: "uniteddeployment", Kinds: uniteddeployment.Kinds, Reconciles: uniteddeployment.Reconciles,
+		Setup: uniteddeployment.SetupWithManager},
 	{Name: "deletionprotection", Setup: deletionprotection.SetupWithManager},
 	{Name: "podunavailablebudget", Kinds: podunavailablebudget.Kinds, Reconciles: podunavailablebudget.Reconciles,
 		Setup: podunavailablebudget.SetupWithManager},

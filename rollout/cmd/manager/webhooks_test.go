@@ -32,6 +32,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	statefulsetadmission "github.com/flotilla-dev/flotilla/workloads/statefulset/admission"
+	"github.com/flotilla-dev/flotilla/workloads/uniteddeployment"
 )
 
 // servedPaths are the paths the manager serves with every module running: each module's admission
@@ -51,6 +52,7 @@ func servedPaths(t *testing.T) []string {
 		daemonset.RegisterWebhooks(srv, scheme),
 		ephemeraljob.RegisterWebhooks(srv, scheme),
 		broadcastjob.RegisterWebhooks(srv, scheme),
+		uniteddeployment.RegisterWebhooks(srv, scheme),
 		nodeagent.RegisterWebhook(srv, reader, scheme),
 		nodeagent.RegisterImageJobWebhooks(srv, scheme, nil),
 		nodeagent.RegisterPodProbeMarkerWebhook(srv, scheme, nil),
@@ -122,8 +124,8 @@ func TestWebhookConfigurations(t *testing.T) {
 	}
 	want := []string{"mdeployment.kb.io", "dcloneset.kb.io", "mcloneset.kb.io", "ddaemonset.kb.io", "mdaemonset.kb.io",
 		"mdaemonset-native.kb.io", "mstatefulset.kb.io", "munifiedworload.kb.io", "mpod.kb.io", "msidecarset-pod.kb.io",
-		"mcontainerrecreaterequest.kb.io", "mimagepulljob.kb.io", "mimagelistpulljob.kb.io", "madvancedcronjob.kb.io", "mbroadcastjob.kb.io", "msidecarset.kb.io", "vrollout.kb.io", "vcloneset.kb.io",
-		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vimagepulljob.kb.io", "vimagelistpulljob.kb.io", "vpodprobemarker.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io",
+		"mcontainerrecreaterequest.kb.io", "mimagepulljob.kb.io", "mimagelistpulljob.kb.io", "madvancedcronjob.kb.io", "mbroadcastjob.kb.io", "muniteddeployment.kb.io", "msidecarset.kb.io", "vrollout.kb.io", "vcloneset.kb.io",
+		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vuniteddeployment.kb.io", "vimagepulljob.kb.io", "vimagelistpulljob.kb.io", "vpodprobemarker.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io",
 		"vanalysistemplate.analysis.flotilla.dev", "vclusteranalysistemplate.analysis.flotilla.dev", "vanalysisrun.analysis.flotilla.dev",
 		"vpersistentpodstate.kb.io", "vnamespace.kb.io", "vservice.kb.io", "vingress.kb.io", "vcustomresourcedefinition.kb.io",
 		"vbuiltindeployment.kb.io", "vbuiltinreplicaset.kb.io", "vbuiltinstatefulset.kb.io", "vworkloaddeletion.kb.io", "vdeleteprotectionlabel.kb.io",
