@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -106,6 +108,29 @@ func TestConcurrentCreationsNeverOverfill(t *testing.T) {
 	wg.Wait()
 	if want := map[string]int{"zone-a": 2, "zone-b": 2, "": 2}; fmt.Sprint(placed) != fmt.Sprint(want) {
 		t.Errorf("pods per subset %v, want %v", placed, want)
+	}
+}
+
+// An eviction frees its pod's room at once, as a deletion does.
+func TestEvictionFreesRoom(t *testing.T) {
+	e := start(t)
+	rs := e.replicaSet(t, "evicted", 2)
+	e.spread(t, rs, []string{"zone-a", "zone-b"}, []*intstr.IntOrString{maxOf(intstr.FromInt32(1)), nil})
+	first, err := e.pod(t.Context(), rs, "evicted-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.markReady(t, first)
+	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: first.Name, Namespace: e.ns}}
+	if err := e.c.SubResource("eviction").Create(t.Context(), first, eviction); err != nil {
+		t.Fatal(err)
+	}
+	next, err := e.pod(t.Context(), rs, "evicted-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := subsetOf(t, next); got != "zone-a" {
+		t.Errorf("the pod after an eviction went to %q, want the freed zone-a", got)
 	}
 }
 

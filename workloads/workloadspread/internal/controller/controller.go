@@ -101,7 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if !found {
-		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, ReasonTargetNotFound, "Spread", "The target workload %s was not found", ws.Spec.TargetReference.Name)
+		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, ReasonTargetNotFound, "Spread", "The target workload was not found")
 	}
 	out := plan.Status(plan.Input{WS: ws, Pods: pods, WorkloadReplicas: replicas, Now: r.Clock.Now()})
 	if out.Invalid != "" {

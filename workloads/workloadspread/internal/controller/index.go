@@ -24,18 +24,20 @@ func TargetKey(gk schema.GroupKind, name string) string {
 
 // IndexTargets registers TargetIndex on the manager's cache.
 func IndexTargets(mgr manager.Manager) error {
-	return mgr.GetFieldIndexer().IndexField(context.Background(), &kruiseappsv1alpha1.WorkloadSpread{}, TargetIndex,
-		func(obj client.Object) []string {
-			ws, ok := obj.(*kruiseappsv1alpha1.WorkloadSpread)
-			if !ok || ws.Spec.TargetReference == nil {
-				return nil
-			}
-			gk, ok := admission.TargetKind(ws.Spec.TargetReference)
-			if !ok {
-				return nil
-			}
-			return []string{TargetKey(gk, ws.Spec.TargetReference.Name)}
-		})
+	return mgr.GetFieldIndexer().IndexField(context.Background(), &kruiseappsv1alpha1.WorkloadSpread{}, TargetIndex, TargetKeys)
+}
+
+// TargetKeys are the TargetIndex values of a WorkloadSpread.
+func TargetKeys(obj client.Object) []string {
+	ws, ok := obj.(*kruiseappsv1alpha1.WorkloadSpread)
+	if !ok || ws.Spec.TargetReference == nil {
+		return nil
+	}
+	gk, ok := admission.TargetKind(ws.Spec.TargetReference)
+	if !ok {
+		return nil
+	}
+	return []string{TargetKey(gk, ws.Spec.TargetReference.Name)}
 }
 
 // Spreading lists the WorkloadSpreads of namespace ns whose target is the workload gk named name.
