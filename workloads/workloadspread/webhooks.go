@@ -141,7 +141,7 @@ func (s *spreader) spreading(ctx context.Context, pod *corev1.Pod) (*kruiseappsv
 	if ref == nil {
 		return nil, nil
 	}
-	gk, name, ok, err := controller.TopLevel(ctx, s.reader, pod.Namespace, ref)
+	gk, name, ok, err := controller.TopLevel(ctx, s.reader, s.ledger.Live, pod.Namespace, ref)
 	if !ok || err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,9 +51,10 @@ func Spreading(ctx context.Context, reader client.Reader, ns string, gk schema.G
 }
 
 // TopLevel is the workload a pod's controller reference stands for as a WorkloadSpread target: a
-// Deployment's ReplicaSet stands for the Deployment (read from reader), anything else for itself. ok is
-// false for a reference of no supported kind.
-func TopLevel(ctx context.Context, reader client.Reader, ns string, ref *metav1.OwnerReference) (schema.GroupKind, string, bool, error) {
+// Deployment's ReplicaSet stands for the Deployment, anything else for itself. The ReplicaSet is read from
+// reader, or from live when reader lacks it: a Deployment's new ReplicaSet creates its first pods before the
+// cache may hold it. ok is false for a reference of no supported kind.
+func TopLevel(ctx context.Context, reader, live client.Reader, ns string, ref *metav1.OwnerReference) (schema.GroupKind, string, bool, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return schema.GroupKind{}, "", false, nil
@@ -65,7 +67,12 @@ func TopLevel(ctx context.Context, reader client.Reader, ns string, ref *metav1.
 		return gk, ref.Name, true, nil
 	}
 	rs := &appsv1.ReplicaSet{}
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, rs); err != nil {
+	key := client.ObjectKey{Namespace: ns, Name: ref.Name}
+	err = reader.Get(ctx, key, rs)
+	if apierrors.IsNotFound(err) {
+		err = live.Get(ctx, key, rs)
+	}
+	if err != nil {
 		return gk, "", false, client.IgnoreNotFound(err)
 	}
 	if owner := metav1.GetControllerOfNoCopy(rs); owner != nil && owner.Kind == "Deployment" {
