@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-var workloadSpreads = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "workloadspreads"}
+var unitedDeployments = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "uniteddeployments"}
 
 // warningsAbout are the notes of the Warning events of a reason about one object.
 func warningsAbout(ctx context.Context, ns string, uid types.UID, reason string) []string {
@@ -31,19 +31,18 @@ func warningsAbout(ctx context.Context, ns string, uid types.UID, reason string)
 var _ = Describe("Kinds nothing reconciles", func() {
 	It("gives each object of such a kind a Warning event, and none to the kinds a module reconciles", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "unreconciled-")
-		spread := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "apps.kruise.io/v1alpha1", "kind": "WorkloadSpread",
-			"metadata": map[string]any{"name": "spread", "namespace": ns},
+		united := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps.kruise.io/v1alpha1", "kind": "UnitedDeployment",
+			"metadata": map[string]any{"name": "united", "namespace": ns},
 			"spec": map[string]any{
-				"targetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-				"subsets":   []any{map[string]any{"name": "a", "maxReplicas": int64(1)}},
+				"selector": map[string]any{"matchLabels": map[string]any{"app": "united"}},
 			},
 		}}
-		created, err := dyn.Resource(workloadSpreads).Namespace(ns).Create(ctx, spread, metav1.CreateOptions{})
+		created, err := dyn.Resource(unitedDeployments).Namespace(ns).Create(ctx, united, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() []string { return warningsAbout(ctx, ns, created.GetUID(), "NoController") }).WithContext(ctx).
 			WithTimeout(30 * time.Second).WithPolling(poll).Should(ConsistOf(
-			"no controller for apps.kruise.io/WorkloadSpread in this installation: the object is accepted and nothing acts on it"))
+			"no controller for apps.kruise.io/UnitedDeployment in this installation: the object is accepted and nothing acts on it"))
 
 		Expect(createCloneSet(ctx, ns, 1)).To(Succeed())
 		cs, err := dyn.Resource(cloneSets).Namespace(ns).Get(ctx, appName, metav1.GetOptions{})
