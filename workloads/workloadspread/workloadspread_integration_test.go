@@ -134,6 +134,26 @@ func TestEvictionFreesRoom(t *testing.T) {
 	}
 }
 
+// A pod the webhook placed but the API server then refused leaves an entry that expires after 30 seconds,
+// giving its room back, though nothing else happens to the WorkloadSpread meanwhile.
+func TestUnseenPodExpires(t *testing.T) {
+	e := start(t)
+	rs := e.replicaSet(t, "refused", 1)
+	ws := e.spread(t, rs, []string{"zone-a"}, []*intstr.IntOrString{maxOf(intstr.FromInt32(1))})
+	rs.Spec.Template.Spec.Containers[0].Name = "Not_A_DNS_Label" // refused by validation, after the webhooks
+	if _, err := e.pod(t.Context(), rs, "refused-0"); err == nil {
+		t.Fatal("an invalid pod was created")
+	}
+	got := &kruiseappsv1alpha1.WorkloadSpread{}
+	if err := e.c.Get(t.Context(), client.ObjectKeyFromObject(ws), got); err != nil {
+		t.Fatal(err)
+	}
+	if s := got.Status.SubsetStatuses[0]; len(s.CreatingPods) != 1 || s.MissingReplicas != 0 {
+		t.Fatalf("the refused pod was not recorded: %+v", s)
+	}
+	e.waitSubsets(t, ws, map[string][2]int32{"zone-a": {0, 1}})
+}
+
 // The validating webhook names the field and the rule it refuses.
 func TestValidation(t *testing.T) {
 	e := start(t)

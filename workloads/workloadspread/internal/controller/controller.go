@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
@@ -68,7 +67,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.pods = pods
 	b := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 3}).
-		For(&kruiseappsv1alpha1.WorkloadSpread{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Every change, status included: an entry the webhook recorded for a pod that is never created must
+		// still be reconciled, to expire.
+		For(&kruiseappsv1alpha1.WorkloadSpread{}).
 		Watches(&corev1.Pod{}, podHandler())
 	for _, w := range watchedWorkloads(r.KruiseWorkloads) {
 		b = b.Watches(w.obj, r.workloadHandler(w.kind), builder.WithPredicates(replicasChanged(w.replicas)))
