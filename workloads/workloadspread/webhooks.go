@@ -90,6 +90,9 @@ type spreader struct {
 // WorkloadSpread's status before the pod exists. A WorkloadSpread whose status does not describe its spec
 // yet refuses the pod: its workload creates it again shortly, when the room is known.
 func (s *spreader) mutate(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	if _, placed := plan.MatchedOf(pod); placed {
+		return false, nil // placed already (a webhook called again): recording it twice would take two rooms
+	}
 	ws, err := s.spreading(ctx, pod)
 	if ws == nil || err != nil {
 		return false, err

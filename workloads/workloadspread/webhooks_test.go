@@ -2,6 +2,7 @@ package workloadspread
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -23,19 +24,19 @@ import (
 
 var now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// fixture is a reconciled WorkloadSpread over ReplicaSet web (subset a: room 1) held by a fake client.
+// fixture is a reconciled WorkloadSpread over ReplicaSet web (subset a: max 2, room 2) held by a fake client.
 func fixture(t *testing.T) (*spreader, client.Client, *corev1.Pod) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = kruiseappsv1alpha1.AddToScheme(scheme)
-	one := intstr.FromInt32(1)
+	two := intstr.FromInt32(2)
 	ws := &kruiseappsv1alpha1.WorkloadSpread{ObjectMeta: metav1.ObjectMeta{Name: "ws", Namespace: "ns", Generation: 1},
 		Spec: kruiseappsv1alpha1.WorkloadSpreadSpec{
 			TargetReference: &kruiseappsv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web"},
-			Subsets:         []kruiseappsv1alpha1.WorkloadSpreadSubset{{Name: "a", MaxReplicas: &one}}},
+			Subsets:         []kruiseappsv1alpha1.WorkloadSpreadSubset{{Name: "a", MaxReplicas: &two}}},
 		Status: kruiseappsv1alpha1.WorkloadSpreadStatus{ObservedGeneration: 1,
-			SubsetStatuses: []kruiseappsv1alpha1.WorkloadSpreadSubsetStatus{{Name: "a", MissingReplicas: 1}}}}
+			SubsetStatuses: []kruiseappsv1alpha1.WorkloadSpreadSubsetStatus{{Name: "a", MissingReplicas: 2}}}}
 	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "rs-uid"}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(ws, rs).WithStatusSubresource(ws).
 		WithIndex(&kruiseappsv1alpha1.WorkloadSpread{}, controller.TargetIndex, controller.TargetKeys).Build()
@@ -54,23 +55,29 @@ func subsetStatus(t *testing.T, c client.Client) kruiseappsv1alpha1.WorkloadSpre
 	return ws.Status.SubsetStatuses[0]
 }
 
-// A placed pod is recorded before it exists; the next finds no room and is left alone.
+// A placed pod is recorded before it exists, once even if the webhook sees it again; pods beyond the room
+// are left alone.
 func TestMutateRecordsThePod(t *testing.T) {
 	s, c, pod := fixture(t)
 	if changed, err := s.mutate(context.Background(), pod); !changed || err != nil {
 		t.Fatalf("mutate = %v, %v", changed, err)
 	}
-	st := subsetStatus(t, c)
-	if _, ok := st.CreatingPods["web-0"]; !ok || st.MissingReplicas != 0 {
-		t.Errorf("subset status %+v", st)
-	}
 	if m, ok := plan.MatchedOf(pod); !ok || m.Subset != "a" {
 		t.Errorf("pod annotations %v", pod.Annotations)
 	}
-	second := pod.DeepCopy()
-	second.Name, second.Annotations = "web-1", nil
-	if changed, err := s.mutate(context.Background(), second); changed || err != nil {
-		t.Errorf("mutate with no room = %v, %v", changed, err)
+	if changed, err := s.mutate(context.Background(), pod.DeepCopy()); changed || err != nil {
+		t.Errorf("mutate of a placed pod = %v, %v", changed, err)
+	}
+	st := subsetStatus(t, c)
+	if _, ok := st.CreatingPods["web-0"]; !ok || len(st.CreatingPods) != 1 || st.MissingReplicas != 1 {
+		t.Errorf("subset status %+v", st)
+	}
+	for i, want := range []bool{true, false} {
+		next := pod.DeepCopy()
+		next.Name, next.Annotations = fmt.Sprintf("web-%d", i+1), nil
+		if changed, err := s.mutate(context.Background(), next); changed != want || err != nil {
+			t.Errorf("mutate of pod %d = %v, %v; want %v", i+1, changed, err, want)
+		}
 	}
 }
 
@@ -110,7 +117,7 @@ func TestReleasedRecordsDeletions(t *testing.T) {
 			}
 			st := subsetStatus(t, c)
 			_, recorded := st.DeletingPods["web-0"]
-			if recorded != tc.want || (st.MissingReplicas == 1) != tc.want {
+			if recorded != tc.want || (st.MissingReplicas == 2) != tc.want {
 				t.Errorf("subset status %+v, want recorded %v", st, tc.want)
 			}
 		})

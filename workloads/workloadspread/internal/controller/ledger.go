@@ -3,6 +3,9 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,13 +22,17 @@ type Ledger struct {
 	Live   client.Reader
 }
 
+// contended is the retry of a write that lost a race: a burst of new pods of one workload all write the same
+// WorkloadSpread, so it retries more often than client-go's default before refusing a pod.
+var contended = wait.Backoff{Steps: 12, Duration: 10 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Cap: time.Second}
+
 // Update applies change to a copy of ws and writes its status when change reports a change, reading ws
 // again and retrying on conflict. It returns the WorkloadSpread change saw last.
 func (l *Ledger) Update(ctx context.Context, ws *kruiseappsv1alpha1.WorkloadSpread,
 	change func(*kruiseappsv1alpha1.WorkloadSpread) (bool, error)) (*kruiseappsv1alpha1.WorkloadSpread, error) {
 	cur := ws.DeepCopy()
 	first := true
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(contended, func() error {
 		if !first {
 			cur = &kruiseappsv1alpha1.WorkloadSpread{}
 			if err := l.Live.Get(ctx, client.ObjectKeyFromObject(ws), cur); err != nil {
