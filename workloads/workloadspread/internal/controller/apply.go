@@ -28,8 +28,8 @@ const (
 	ReasonRescheduleSubsetPods = "RescheduleSubsetPods"
 )
 
-// apply does what the outcome asks beside the status: deletion costs, rescheduling, and an event per
-// expired entry.
+// apply does what the outcome asks before the status is written: deletion costs, and an event per expired
+// entry.
 func (r *Reconciler) apply(ctx context.Context, ws *kruiseappsv1alpha1.WorkloadSpread, pods []*corev1.Pod, replicas int32, out plan.Outcome) error {
 	for _, e := range out.Expired {
 		reason, msg := ReasonDeletePodFailed, "Pod %s of subset %s was expected to be deleted but it wasn't"
@@ -38,10 +38,7 @@ func (r *Reconciler) apply(ctx context.Context, ws *kruiseappsv1alpha1.WorkloadS
 		}
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, reason, "Spread", msg, e.Pod, e.Subset)
 	}
-	if err := r.setCosts(ctx, ws, pods, replicas); err != nil {
-		return err
-	}
-	return r.reschedule(ctx, ws, out.Reschedule)
+	return r.setCosts(ctx, ws, pods, replicas)
 }
 
 // setCosts patches each matched pod whose deletion cost differs from the planned one.

@@ -113,8 +113,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	lost, err := r.writeStatus(ctx, ws, out.Status)
-	if lost {
+	switch {
+	case lost:
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	case err != nil:
+		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: out.RequeueAfter}, err
+	// After the status: the unschedulable mark must be written before the pods that justify it go.
+	return ctrl.Result{RequeueAfter: out.RequeueAfter}, r.reschedule(ctx, ws, out.Reschedule)
 }
