@@ -12,6 +12,7 @@ import (
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/intorpercent"
+	"github.com/flotilla-dev/flotilla/workloads/workloadspread/internal/plan"
 )
 
 var (
@@ -103,6 +104,8 @@ func validateSubset(s *kruiseappsv1alpha1.WorkloadSpreadSubset, p *field.Path) f
 		var obj map[string]any
 		if err := json.Unmarshal(s.Patch.Raw, &obj); err != nil || obj == nil {
 			errs = append(errs, field.Invalid(p.Child("patch"), string(s.Patch.Raw), "must be a JSON object"))
+		} else if err := plan.CheckPatch(s.Patch.Raw); err != nil {
+			errs = append(errs, field.Invalid(p.Child("patch"), string(s.Patch.Raw), "must merge into a pod: "+err.Error()))
 		}
 	}
 	return errs

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -59,6 +60,9 @@ func TestValidate(t *testing.T) {
 		{name: "patch not an object", want: "spec.subsets[0].patch: Invalid value", change: func(ws *kruiseappsv1alpha1.WorkloadSpread) {
 			ws.Spec.Subsets[0].Patch.Raw = []byte(`[1]`)
 		}},
+		{name: "patch that does not merge", want: "spec.subsets[0].patch: Invalid value", change: func(ws *kruiseappsv1alpha1.WorkloadSpread) {
+			ws.Spec.Subsets[0].Patch.Raw = []byte(`{"spec":{"containers":[{"name":{}}]}}`)
+		}},
 		{name: "bad toleration", want: "spec.subsets[1].tolerations[0].value", change: func(ws *kruiseappsv1alpha1.WorkloadSpread) {
 			ws.Spec.Subsets[1].Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Value: "v"}}
 		}},
@@ -93,4 +97,19 @@ func named(name string) *kruiseappsv1alpha1.WorkloadSpread {
 	ws := valid()
 	ws.Name = name
 	return ws
+}
+
+// Any WorkloadSpread read from JSON is judged without panicking, against itself as another claimant too.
+func FuzzValidate(f *testing.F) {
+	seed, _ := json.Marshal(valid())
+	f.Add(seed)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		ws := &kruiseappsv1alpha1.WorkloadSpread{}
+		if json.Unmarshal(raw, ws) != nil {
+			return
+		}
+		other := ws.DeepCopy()
+		other.Name += "-other"
+		_ = Validate(ws, []kruiseappsv1alpha1.WorkloadSpread{*other})
+	})
 }

@@ -37,6 +37,12 @@ func Inject(pod *corev1.Pod, ws *kruiseappsv1alpha1.WorkloadSpread, subset *krui
 	return nil
 }
 
+// CheckPatch reports whether a subset's patch merges into a pod: the validating webhook refuses one that
+// does not, rather than let the pod webhook refuse every pod of the subset.
+func CheckPatch(patch []byte) error {
+	return applyPatch(&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}}, patch)
+}
+
 // applyPatch merges patch into the pod with the pod's patch strategy; an empty patch changes nothing.
 func applyPatch(pod *corev1.Pod, patch []byte) error {
 	if len(patch) == 0 {
@@ -46,7 +52,7 @@ func applyPatch(pod *corev1.Pod, patch []byte) error {
 	if err != nil {
 		return err
 	}
-	merged, err := strategicpatch.StrategicMergePatch(orig, patch, &corev1.Pod{})
+	merged, err := strategicMerge(orig, patch)
 	if err != nil {
 		return err
 	}
@@ -56,6 +62,17 @@ func applyPatch(pod *corev1.Pod, patch []byte) error {
 	}
 	*pod = *out
 	return nil
+}
+
+// strategicMerge is strategicpatch's merge, with its panics (some malformed patches, such as a list item
+// whose merge key is an object, panic inside it) turned into errors.
+func strategicMerge(orig, patch []byte) (merged []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			merged, err = nil, fmt.Errorf("the patch does not merge into a pod: %v", r)
+		}
+	}()
+	return strategicpatch.StrategicMergePatch(orig, patch, &corev1.Pod{})
 }
 
 // require ANDs term into each required node selector term: the pod keeps its own choices and must also be
