@@ -77,6 +77,9 @@ const (
 	// service, in-place updates of the workload controllers included (upstream's gate, off by default as
 	// upstream). With both PodUnavailableBudget gates off no PodUnavailableBudget controller runs.
 	PodUnavailableBudgetUpdateGate featuregate.Feature = "PodUnavailableBudgetUpdateGate"
+	// WorkloadSpread runs the WorkloadSpread module: its controller and its parts of the pod webhooks, which
+	// place new pods of spread workloads in subsets (upstream's gate, on by default as upstream).
+	WorkloadSpread featuregate.Feature = "WorkloadSpread"
 )
 
 // Defaults are the manager's gates with their defaults, upstream's names and maturity.
@@ -100,6 +103,7 @@ var Defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	DeletionProtectionForCRDCascadingGate:     {Default: false, PreRelease: featuregate.Alpha},
 	PodUnavailableBudgetDeleteGate:            {Default: true, PreRelease: featuregate.Beta},
 	PodUnavailableBudgetUpdateGate:            {Default: false, PreRelease: featuregate.Alpha},
+	WorkloadSpread:                            {Default: true, PreRelease: featuregate.Beta},
 }
 
 // NewGate returns a mutable gate set holding Defaults.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flotilla-dev/flotilla/rollout/feature"
 	"github.com/flotilla-dev/flotilla/webhooks"
+	"github.com/flotilla-dev/flotilla/webhooks/matchconditions"
 )
 
 // Options is what every module receives from the composition root.
@@ -31,6 +32,9 @@ type Options struct {
 	PodValidations *webhooks.PodValidationChain
 	// InPlaceUpdates collects what workload modules ask before they update a pod in place.
 	InPlaceUpdates *InPlaceUpdateChecks
+	// PodRoutes collects which pods modules need on the pod chain while objects of their kinds exist; the
+	// manager runs one controller that keeps the pod webhooks' conditions for all of them.
+	PodRoutes *matchconditions.PodRoutes
 	// MutatingWebhookConfiguration names the manager's mutating webhook configuration, whose webhooks a
 	// module may narrow at run time.
 	MutatingWebhookConfiguration string

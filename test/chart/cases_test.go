@@ -21,6 +21,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	"github.com/flotilla-dev/flotilla/workloads/uniteddeployment"
+	"github.com/flotilla-dev/flotilla/workloads/workloadspread"
 )
 
 // cloneSetPaths are the webhook paths the cloneset module serves (workloads/cloneset.SetupWithManager),
@@ -33,8 +34,9 @@ import (
 // serves the pod chain's path),
 // sidecarSetPaths those of the sidecarset module, which also serves the pod
 // chain's path through sidecarSetPodWebhook, analysisPaths those of the analysis module, budgetPaths those of the
-// podunavailablebudget module (the pod validating chain's path among them); the rollout module serves every
-// other path of the webhook file.
+// podunavailablebudget module (the pod validating chain's path among them), spreadPaths those of the
+// workloadspread module (which also serves both pod chains' paths); the rollout module serves every other path
+// of the webhook file.
 var (
 	cloneSetPaths     = []string{cloneset.DefaultCloneSetPath, cloneset.ValidateCloneSetPath, webhooks.MutatePodPath}
 	statefulSetPaths  = []string{statefulset.MutateStatefulSetPath, statefulset.ValidateStatefulSetPath}
@@ -52,6 +54,7 @@ var (
 	podStatePaths     = []string{persistentpodstate.ValidatePersistentPodStatePath}
 	protectionPaths   = append(slices.Clone(deletionprotection.DeletionPaths), deletionprotection.ValidateLabelPath)
 	budgetPaths       = []string{podunavailablebudget.ValidatePodUnavailableBudgetPath, webhooks.ValidatePodPath}
+	spreadPaths       = []string{workloadspread.ValidateWorkloadSpreadPath}
 )
 
 // sidecarSetPodWebhook is the sidecarset module's pod webhook; it shares its path with the cloneset module's.
@@ -63,7 +66,7 @@ func engineOnlyPaths(name, p string) bool {
 		!slices.Contains(nodeAgentPaths, p) && !slices.Contains(ephemeralJobPaths, p) && !slices.Contains(cronJobPaths, p) &&
 		!slices.Contains(broadcastJobPaths, p) && !slices.Contains(sidecarSetPaths, p) && !slices.Contains(distributionPaths, p) &&
 		!slices.Contains(unitedPaths, p) && !slices.Contains(protectionPaths, p) && !slices.Contains(podStatePaths, p) &&
-		!slices.Contains(budgetPaths, p) && name != sidecarSetPodWebhook
+		!slices.Contains(budgetPaths, p) && !slices.Contains(spreadPaths, p) && name != sidecarSetPodWebhook
 }
 
 // rolloutPaths are the rollout module's alone: engineOnly's without the analysis module's.
@@ -117,13 +120,18 @@ var cases = []chartCase{
 		check:    wantArgs("--enable-modules=rollout,advancedcronjob")},
 	{name: "sidecarsetModule", rel: defaultRelease("--set", "modules={sidecarset}"), webhooks: sidecarSetOnlyPaths, noAgent: true,
 		check: wantArgs("--enable-modules=sidecarset")},
-	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,uniteddeployment,persistentpodstate,deletionprotection,podunavailablebudget}"),
-		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,uniteddeployment,persistentpodstate,deletionprotection,podunavailablebudget")},
+	{name: "allModulesListed", rel: defaultRelease("--set", "modules={rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,uniteddeployment,persistentpodstate,deletionprotection,podunavailablebudget,workloadspread}"),
+		webhooks: allPaths, check: wantArgs("--enable-modules=rollout,analysis,cloneset,statefulset,daemonset,ephemeraljob,advancedcronjob,broadcastjob,sidecarset,nodeagent,resourcedistribution,uniteddeployment,persistentpodstate,deletionprotection,podunavailablebudget,workloadspread")},
 	{name: "persistentpodstateModule", rel: defaultRelease("--set", "modules={persistentpodstate}"), noAgent: true,
 		webhooks: func(n, p string) bool {
 			return slices.Contains(podStatePaths, p) || (p == webhooks.MutatePodPath && n != sidecarSetPodWebhook)
 		},
 		check: wantArgs("--enable-modules=persistentpodstate")},
+	{name: "workloadspreadModule", rel: defaultRelease("--set", "modules={workloadspread}"), noAgent: true,
+		webhooks: func(n, p string) bool {
+			return slices.Contains(spreadPaths, p) || p == webhooks.ValidatePodPath || (p == webhooks.MutatePodPath && n != sidecarSetPodWebhook)
+		},
+		check: wantArgs("--enable-modules=workloadspread")},
 	{name: "deletionprotectionModule", rel: defaultRelease("--set", "modules={rollout,deletionprotection}"), noAgent: true,
 		webhooks: func(n, p string) bool { return rolloutPaths(n, p) || slices.Contains(protectionPaths, p) },
 		check:    wantArgs("--enable-modules=rollout,deletionprotection")},

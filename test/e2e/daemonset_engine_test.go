@@ -33,7 +33,7 @@ var workloadModuleWebhooks = []string{"dcloneset.kb.io", "vcloneset.kb.io", "mpo
 	"mcontainerrecreaterequest.kb.io", "msidecarset-pod.kb.io", "msidecarset.kb.io", "vsidecarset.kb.io",
 	"vnamespace.kb.io", "vservice.kb.io", "vingress.kb.io", "vcustomresourcedefinition.kb.io", "vbuiltindeployment.kb.io",
 	"vbuiltinreplicaset.kb.io", "vbuiltinstatefulset.kb.io", "vworkloaddeletion.kb.io", "vdeleteprotectionlabel.kb.io",
-	"vpersistentpodstate.kb.io",
+	"vpersistentpodstate.kb.io", "vworkloadspread.kb.io", "muniteddeployment.kb.io", "vuniteddeployment.kb.io",
 	"vpod.kb.io", "vpodeviction.kb.io", "vpodunavailablebudget.kb.io"}
 
 // upstreamAgent plays upstream OpenKruise's DaemonSet controller for one Advanced DaemonSet beside an engine-only

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/flotilla-dev/flotilla/test/e2e/framework"
@@ -52,6 +54,30 @@ var _ = Describe("Manager faults and flags", Serial, Ordered, func() {
 		patch := []byte(`{"metadata":{"labels":{"rollouts.kruise.io/workload-type":"deployment"}}}`)
 		_, err := kube.AppsV1().Deployments(s.ns).Patch(ctx, appName, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 		Expect(err).To(MatchError(ContainSubstring("failed calling webhook")))
+	})
+
+	// A module left out of --enable-modules leaves its kinds to nothing: each object of them gets a Warning event,
+	// and objects of the kinds the running modules reconcile get none.
+	It("gives each object of a kind no running module reconciles a Warning event", func(ctx SpecContext) {
+		m := startWithoutModule(ctx, binary, "uniteddeployment", "muniteddeployment.kb.io", "vuniteddeployment.kb.io")
+		defer m.Stop()
+		ns := newNamespace(ctx, "unreconciled-")
+		united := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps.kruise.io/v1alpha1", "kind": "UnitedDeployment",
+			"metadata": map[string]any{"name": "united", "namespace": ns},
+			"spec": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "united"}}},
+		}}
+		created, err := dyn.Resource(unitedDeployments).Namespace(ns).Create(ctx, united, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() []string { return warningsAbout(ctx, ns, created.GetUID(), "NoController") }).WithContext(ctx).
+			WithTimeout(30 * time.Second).WithPolling(poll).Should(ConsistOf(
+			"no controller for apps.kruise.io/UnitedDeployment in this installation: the object is accepted and nothing acts on it"))
+
+		Expect(createCloneSet(ctx, ns, 1)).To(Succeed())
+		cs, err := dyn.Resource(cloneSets).Namespace(ns).Get(ctx, appName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Consistently(func() []string { return warningsAbout(ctx, ns, cs.GetUID(), "NoController") }).WithContext(ctx).
+			WithTimeout(3 * time.Second).WithPolling(poll).Should(BeEmpty())
 	})
 
 	// The native DaemonSet webhook selects every DaemonSet, as upstream's does, but only for a template change:
@@ -191,6 +217,40 @@ var _ = Describe("Manager faults and flags", Serial, Ordered, func() {
 		Expect(leaseHolder(lease)).To(BeEmpty())
 	})
 })
+
+// everyModule is the manager's module table by name (rollout/cmd/manager/main.go).
+var everyModule = []string{"rollout", "analysis", "cloneset", "workloadspread", "statefulset", "daemonset", "ephemeraljob",
+	"broadcastjob", "nodeagent", "advancedcronjob", "resourcedistribution", "uniteddeployment", "deletionprotection",
+	"podunavailablebudget", "sidecarset", "persistentpodstate"}
+
+// startWithoutModule starts a manager running every module but one, with that module's webhooks left out of the
+// configurations, as the chart's modules value installs it.
+func startWithoutModule(ctx context.Context, binary, module string, webhooks ...string) *framework.Manager {
+	GinkgoHelper()
+	kubeconfig, err := testCluster.ControllerKubeconfig(ctx)
+	failOnError(err, "writing the manager's kubeconfig")
+	others := slices.DeleteFunc(slices.Clone(everyModule), func(m string) bool { return m == module })
+	m, err := framework.StartManager(ctx, framework.ManagerConfig{
+		RestConfig: testCluster.Config(), KubeconfigPath: kubeconfig, WorkDir: GinkgoT().TempDir(), Binary: binary,
+		ExtraArgs: append(suiteManagerArgs(), "--enable-modules="+strings.Join(others, ",")), WithoutWebhooks: webhooks,
+	})
+	failOnError(err, "starting a flotilla-manager without "+module)
+	return m
+}
+
+// warningsAbout are the notes of the Warning events of a reason about one object.
+func warningsAbout(ctx context.Context, ns string, uid types.UID, reason string) []string {
+	GinkgoHelper()
+	list, err := kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	var notes []string
+	for _, e := range list.Items {
+		if e.Regarding.UID == uid && e.Reason == reason && e.Type == "Warning" {
+			notes = append(notes, e.Note)
+		}
+	}
+	return notes
+}
 
 func mustStart(ctx context.Context, binary string, args ...string) *framework.Manager {
 	GinkgoHelper()

@@ -1,8 +1,9 @@
 // Package matchconditions keeps matchCondition expressions of a MutatingWebhookConfiguration in step with
-// whether any object of one kind exists: a module whose webhook is worth calling only while some object of
+// whether objects of some kinds exist: a module whose webhook is worth calling only while some object of
 // its kind may apply narrows the webhook's conditions when none exists, so other requests pay no round trip.
-// Patch is the pure part; Switch is the controller a module sets up with the kind it watches and its own
-// choice of expressions.
+// Patch is the pure part; Switch is the controller a module sets up with the kinds it watches and its own
+// choice of expressions. PodRoutes is the one Switch of the pod webhooks' routing, which several modules
+// share: each adds the pods it needs on the pod chain while objects of its kind exist.
 package matchconditions
 
 import (

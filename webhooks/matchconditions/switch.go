@@ -26,38 +26,41 @@ const resync = time.Minute
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;patch
 
+// Watched is a kind a Switch watches: an object and its list, as templates the Switch never writes.
+type Watched struct {
+	Kind client.Object
+	List client.ObjectList
+}
+
 // Switch keeps the conditions of the MutatingWebhookConfiguration named Configuration at Conditions(exists),
-// exists being whether the cache holds any object of Kind.
+// exists[i] being whether the cache holds any object of Kinds[i].
 type Switch struct {
 	// Name names the controller and its logs.
 	Name string
-	// Kind and List are the watched kind and its list, as templates: the Switch never writes them.
-	Kind client.Object
-	List client.ObjectList
+	// Kinds are the watched kinds.
+	Kinds []Watched
 	// Configuration names the MutatingWebhookConfiguration.
 	Configuration string
-	// Conditions are the expressions wanted while an object of Kind exists, or while none does.
-	Conditions func(exists bool) map[Key]string
-	// Client lists Kind from the cache and patches; Reader reads the webhook configuration, which the
+	// Conditions are the expressions wanted, given which kinds have objects.
+	Conditions func(exists []bool) map[Key]string
+	// Client lists the kinds from the cache and patches; Reader reads the webhook configuration, which the
 	// manager does not cache. Both default to the manager's.
 	Client client.Client
 	Reader client.Reader
 
-	kind string
+	kinds []string
 }
 
-// SetupWithManager runs the Switch when an object of Kind comes or goes, at start and every resync. Updates
-// are left out: every status write is one, and only existence counts here.
+// SetupWithManager runs the Switch when an object of a watched kind comes or goes, at start and every
+// resync. Updates are left out: every status write is one, and only existence counts here.
 func (s *Switch) SetupWithManager(mgr ctrl.Manager) error {
-	s.defaults(mgr)
-	gvk, err := apiutil.GVKForObject(s.Kind, mgr.GetScheme())
-	if err != nil {
-		return fmt.Errorf("the kind %s watches: %w", s.Name, err)
+	if len(s.Kinds) == 0 {
+		return fmt.Errorf("%s watches no kind", s.Name)
 	}
-	s.kind = gvk.Kind
+	s.defaults(mgr)
 	start := make(chan event.GenericEvent, 1)
 	if err := mgr.Add(manager.RunnableFunc(func(context.Context) error {
-		start <- event.GenericEvent{Object: s.Kind}
+		start <- event.GenericEvent{Object: s.Kinds[0].Kind}
 		return nil
 	})); err != nil {
 		return err
@@ -65,12 +68,16 @@ func (s *Switch) SetupWithManager(mgr ctrl.Manager) error {
 	one := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: s.Configuration}}}
 	})
-	return ctrl.NewControllerManagedBy(mgr).Named(s.Name).
-		Watches(s.Kind, one, builder.WithPredicates(predicate.Funcs{
-			UpdateFunc: func(event.UpdateEvent) bool { return false },
-		})).
-		WatchesRawSource(source.Channel(start, one)).
-		Complete(s)
+	b := ctrl.NewControllerManagedBy(mgr).Named(s.Name).WatchesRawSource(source.Channel(start, one))
+	for _, w := range s.Kinds {
+		gvk, err := apiutil.GVKForObject(w.Kind, mgr.GetScheme())
+		if err != nil {
+			return fmt.Errorf("a kind %s watches: %w", s.Name, err)
+		}
+		s.kinds = append(s.kinds, gvk.Kind)
+		b = b.Watches(w.Kind, one, builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}))
+	}
+	return b.Complete(s)
 }
 
 func (s *Switch) defaults(mgr ctrl.Manager) {
@@ -84,9 +91,12 @@ func (s *Switch) defaults(mgr ctrl.Manager) {
 
 // Reconcile patches the conditions that differ from Conditions(exists).
 func (s *Switch) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
-	exists, err := s.exists(ctx)
-	if err != nil {
-		return ctrl.Result{}, err
+	exists := make([]bool, len(s.Kinds))
+	for i := range s.Kinds {
+		var err error
+		if exists[i], err = s.exists(ctx, i); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := s.Reader.Get(ctx, client.ObjectKey{Name: s.Configuration}, cfg); err != nil {
@@ -97,20 +107,20 @@ func (s *Switch) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, er
 		return ctrl.Result{RequeueAfter: resync}, nil
 	}
 	if err := s.Client.Patch(ctx, cfg, client.RawPatch(types.JSONPatchType, patch)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("setting the match conditions of %s (%s exist: %v): %w", s.Configuration, s.kind, exists, err)
+		return ctrl.Result{}, fmt.Errorf("setting the match conditions of %s (%v exist: %v): %w", s.Configuration, s.kinds, exists, err)
 	}
-	ctrl.LoggerFrom(ctx).Info("Switched webhook match conditions", "kind", s.kind, "exist", exists)
+	ctrl.LoggerFrom(ctx).Info("Switched webhook match conditions", "kinds", s.kinds, "exist", exists)
 	return ctrl.Result{RequeueAfter: resync}, nil
 }
 
-// exists tells whether the cache holds an object of Kind.
-func (s *Switch) exists(ctx context.Context) (bool, error) {
-	list, ok := s.List.DeepCopyObject().(client.ObjectList)
+// exists tells whether the cache holds an object of Kinds[i].
+func (s *Switch) exists(ctx context.Context, i int) (bool, error) {
+	list, ok := s.Kinds[i].List.DeepCopyObject().(client.ObjectList)
 	if !ok {
 		return false, errors.New("the list template does not copy to a list")
 	}
 	if err := s.Client.List(ctx, list, client.Limit(1)); err != nil {
-		return false, fmt.Errorf("listing %s: %w", s.kind, err)
+		return false, fmt.Errorf("listing %s: %w", s.kinds[i], err)
 	}
 	return meta.LenList(list) > 0, nil
 }

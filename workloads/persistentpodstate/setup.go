@@ -28,7 +28,7 @@ var Kinds = []schema.GroupVersionKind{kruiseappsv1alpha1.GroupVersion.WithKind("
 var Reconciles = []schema.GroupKind{{Group: kruiseappsv1alpha1.GroupVersion.Group, Kind: "PersistentPodState"}}
 
 // SetupWithManager registers the recording controller, the generating controllers of both StatefulSet kinds,
-// the controller that sends StatefulSet pods to the pod webhook while PersistentPodStates exist, the
+// the route that sends StatefulSet pods to the pod webhook while PersistentPodStates exist, the
 // validating webhook and the module's part of the pod webhook.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
 	if err := controller.IndexTargets(mgr); err != nil {
@@ -43,8 +43,8 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 			return fmt.Errorf("setting up the PersistentPodState generator: %w", err)
 		}
 	}
-	if err := podrouting.Switch(opts.MutatingWebhookConfiguration).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the pod webhook routing of StatefulSet pods: %w", err)
+	if opts.PodRoutes != nil {
+		opts.PodRoutes.Add(podrouting.Route())
 	}
 	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), opts.PodMutations)
 }

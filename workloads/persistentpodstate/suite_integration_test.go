@@ -71,9 +71,12 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	managertest.Start(t, clusterConfig, scheme, func(mgr ctrl.Manager) error {
-		pods := &webhooks.PodChain{}
+		pods, routes := &webhooks.PodChain{}, &matchconditions.PodRoutes{}
 		if err := SetupWithManager(t.Context(), mgr, module.Options{Features: feature.Resolve(gate), PodMutations: pods,
-			MutatingWebhookConfiguration: mutating}); err != nil {
+			PodRoutes: routes, MutatingWebhookConfiguration: mutating}); err != nil {
+			return err
+		}
+		if err := routes.SetupWithManager(mgr, mutating); err != nil {
 			return err
 		}
 		if err := webhooks.RegisterPodChain(mgr.GetWebhookServer(), mgr.GetScheme(), pods); err != nil {
@@ -94,7 +97,7 @@ func (e *env) installConfigurations(t *testing.T) (string, string) {
 	t.Helper()
 	mutating, validating := webhooktest.Configurations(t)
 	mutating.Webhooks = slices.DeleteFunc(mutating.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool {
-		return w.Name != podrouting.PodWebhook && w.Name != podrouting.SidecarWebhook
+		return w.Name != matchconditions.PodWebhook && w.Name != matchconditions.SidecarWebhook
 	})
 	validating.Webhooks = slices.DeleteFunc(validating.Webhooks, func(w admissionregistrationv1.ValidatingWebhook) bool {
 		return w.Name != "vpersistentpodstate.kb.io"
@@ -134,7 +137,11 @@ func (e *env) markReady(t *testing.T, pod *corev1.Pod) {
 // waitRouting waits until the pod webhooks' conditions take StatefulSet pods (on) or leave them (off).
 func (e *env) waitRouting(t *testing.T, on bool) {
 	t.Helper()
-	pod, sidecar := podrouting.Expressions(on)
+	var taken []string
+	if on {
+		taken = []string{podrouting.StatefulSetPods}
+	}
+	pod, sidecar := matchconditions.Expressions(taken)
 	e.eventually(t, fmt.Sprintf("StatefulSet pods routed to the pod webhook: %v", on), func(ctx context.Context) (bool, error) {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		if err := e.c.Get(ctx, client.ObjectKey{Name: e.mutating}, cfg); err != nil {
@@ -144,7 +151,7 @@ func (e *env) waitRouting(t *testing.T, on bool) {
 		for _, w := range cfg.Webhooks {
 			got[w.Name] = w.MatchConditions[0].Expression
 		}
-		return matchconditions.Same(got[podrouting.PodWebhook], pod) && matchconditions.Same(got[podrouting.SidecarWebhook], sidecar),
+		return matchconditions.Same(got[matchconditions.PodWebhook], pod) && matchconditions.Same(got[matchconditions.SidecarWebhook], sidecar),
 			fmt.Errorf("conditions %v", got)
 	})
 }

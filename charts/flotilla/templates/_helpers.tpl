@@ -31,7 +31,7 @@ app.kubernetes.io/component: manager
 
 {{/* Modules of the manager's module table (rollout/cmd/manager/main.go). */}}
 {{- define "flotilla.knownModules" -}}
-{{- list "advancedcronjob" "analysis" "broadcastjob" "cloneset" "daemonset" "deletionprotection" "ephemeraljob" "nodeagent" "persistentpodstate" "podunavailablebudget" "resourcedistribution" "rollout" "sidecarset" "statefulset" "uniteddeployment" | toJson -}}
+{{- list "advancedcronjob" "analysis" "broadcastjob" "cloneset" "daemonset" "deletionprotection" "ephemeraljob" "nodeagent" "persistentpodstate" "podunavailablebudget" "resourcedistribution" "rollout" "sidecarset" "statefulset" "uniteddeployment" "workloadspread" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -45,7 +45,7 @@ vcloneset.kb.io: cloneset
 ddaemonset.kb.io: daemonset
 vdaemonset.kb.io: daemonset
 vephemeraljob.kb.io: ephemeraljob
-mpod.kb.io: cloneset sidecarset persistentpodstate
+mpod.kb.io: cloneset sidecarset persistentpodstate workloadspread
 msidecarset-pod.kb.io: sidecarset
 msidecarset.kb.io: sidecarset
 vsidecarset.kb.io: sidecarset
@@ -77,8 +77,9 @@ vbuiltinreplicaset.kb.io: deletionprotection
 vbuiltinstatefulset.kb.io: deletionprotection
 vworkloaddeletion.kb.io: deletionprotection
 vdeleteprotectionlabel.kb.io: deletionprotection
-vpod.kb.io: podunavailablebudget
-vpodeviction.kb.io: podunavailablebudget
+vpod.kb.io: podunavailablebudget workloadspread
+vpodeviction.kb.io: podunavailablebudget workloadspread
+vworkloadspread.kb.io: workloadspread
 vpodunavailablebudget.kb.io: podunavailablebudget
 {{- end -}}
 
@@ -108,7 +109,7 @@ vpodunavailablebudget.kb.io: podunavailablebudget
 
 {{/* Feature gates of the manager (rollout/feature). */}}
 {{- define "flotilla.knownFeatureGates" -}}
-{{- list "AdvancedDeployment" "AppendPodSelector" "DeletionProtectionForCRDCascadingGate" "ImagePullJobGate" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PodProbeMarkerGate" "PodUnavailableBudgetDeleteGate" "PodUnavailableBudgetUpdateGate" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "ResourcesDeletionProtection" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" | toJson -}}
+{{- list "AdvancedDeployment" "AppendPodSelector" "DeletionProtectionForCRDCascadingGate" "ImagePullJobGate" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PodProbeMarkerGate" "PodUnavailableBudgetDeleteGate" "PodUnavailableBudgetUpdateGate" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "ResourcesDeletionProtection" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" "WorkloadSpread" | toJson -}}
 {{- end -}}
 
 {{/* "true" when deletion protection checks the custom resources of Cascading CustomResourceDefinitions: the

@@ -41,6 +41,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/module"
 	"github.com/flotilla-dev/flotilla/sidecarset"
 	"github.com/flotilla-dev/flotilla/webhooks"
+	"github.com/flotilla-dev/flotilla/webhooks/matchconditions"
 	"github.com/flotilla-dev/flotilla/workloads/advancedcronjob"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
@@ -57,6 +58,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	"github.com/flotilla-dev/flotilla/workloads/uniteddeployment"
 	"github.com/flotilla-dev/flotilla/workloads/unreconciled"
+	"github.com/flotilla-dev/flotilla/workloads/workloadspread"
 )
 
 // modules is the manager's literal module table; a module joins Flotilla by adding its line here.
@@ -65,6 +67,10 @@ var modules = []module.Module{
 		Setup: rollout.SetupWithManager},
 	{Name: "analysis", Kinds: analysis.Kinds, Reconciles: analysis.Reconciles, Setup: analysis.SetupWithManager},
 	{Name: "cloneset", Kinds: cloneset.Kinds, Reconciles: cloneset.Reconciles, Setup: cloneset.SetupWithManager},
+	// After cloneset (the readiness gate) and before sidecarset and podunavailablebudget: upstream's pod webhook
+	// places a pod in its WorkloadSpread subset before it injects sidecars, and its pod validating webhook
+	// records a deletion in the WorkloadSpread before the budgets check it.
+	{Name: "workloadspread", Kinds: workloadspread.Kinds, Reconciles: workloadspread.Reconciles, Setup: workloadspread.SetupWithManager},
 	{Name: "statefulset", Kinds: statefulset.Kinds, Reconciles: statefulset.Reconciles, Setup: statefulset.SetupWithManager},
 	{Name: "daemonset", Kinds: daemonset.Kinds, Reconciles: daemonset.Reconciles, ConversionCRDs: daemonset.ConversionCRDs,
 		Convert: daemonset.Convert, Setup: daemonset.SetupWithManager},
@@ -188,10 +194,14 @@ func cacheOptions(opts options) cache.Options {
 // setup wires the selected modules, what they contribute to the shared webhooks, the webhook certificates
 // and the probes.
 func setup(ctx context.Context, mgr ctrl.Manager, opts options) error {
-	shared := sharedHooks{pods: &webhooks.PodChain{}, podValidations: &webhooks.PodValidationChain{}, inPlace: &module.InPlaceUpdateChecks{}}
+	shared := sharedHooks{pods: &webhooks.PodChain{}, podValidations: &webhooks.PodValidationChain{}, inPlace: &module.InPlaceUpdateChecks{},
+		podRoutes: &matchconditions.PodRoutes{}}
 	run, err := setupModules(ctx, mgr, opts, shared)
 	if err != nil {
 		return err
+	}
+	if err := shared.podRoutes.SetupWithManager(mgr, mutatingWebhookConfiguration); err != nil {
+		return fmt.Errorf("setting up the pod webhook routing: %w", err)
 	}
 	conversions, err := registerConversions(mgr.GetScheme(), converting(run))
 	if err != nil {
@@ -306,6 +316,7 @@ type sharedHooks struct {
 	pods           *webhooks.PodChain
 	podValidations *webhooks.PodValidationChain
 	inPlace        *module.InPlaceUpdateChecks
+	podRoutes      *matchconditions.PodRoutes
 }
 
 // setupModules sets up the modules of the table that run, and returns them.
@@ -319,7 +330,7 @@ func setupModules(ctx context.Context, mgr ctrl.Manager, opts options, shared sh
 		log.Info("Skipping module", "module", s.Name, "reason", s.Reason)
 	}
 	mopts := module.Options{Features: feature.Resolve(opts.featureGates), PodMutations: shared.pods,
-		PodValidations: shared.podValidations, InPlaceUpdates: shared.inPlace,
+		PodValidations: shared.podValidations, InPlaceUpdates: shared.inPlace, PodRoutes: shared.podRoutes,
 		MutatingWebhookConfiguration: mutatingWebhookConfiguration,
 		Namespace:                    opts.webhookNamespace, ConfigurationNamespace: opts.configurationNamespace(),
 		FilterWorkloadType: opts.filterWorkloadType, PartitionPercentLimit: opts.partitionLimit, ReleaseWorkers: opts.releaseWorkers}

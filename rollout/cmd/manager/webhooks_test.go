@@ -33,6 +33,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 	statefulsetadmission "github.com/flotilla-dev/flotilla/workloads/statefulset/admission"
 	"github.com/flotilla-dev/flotilla/workloads/uniteddeployment"
+	"github.com/flotilla-dev/flotilla/workloads/workloadspread"
 )
 
 // servedPaths are the paths the manager serves with every module running: each module's admission
@@ -63,6 +64,7 @@ func servedPaths(t *testing.T) []string {
 		persistentpodstate.RegisterWebhooks(srv, reader, scheme, pods),
 		deletionprotection.RegisterWebhooks(srv, &deletionprotection.APICounter{Reader: reader}, dpadmission.Options{}),
 		podunavailablebudget.RegisterWebhooks(srv, reader, scheme, nil),
+		workloadspread.Hooks{Client: reader, Live: reader, Scheme: scheme}.Register(srv, pods, validations),
 		webhooks.RegisterPodChain(srv, scheme, pods),
 		webhooks.RegisterPodValidationChain(srv, scheme, reader, validations),
 	)
@@ -127,7 +129,7 @@ func TestWebhookConfigurations(t *testing.T) {
 		"mcontainerrecreaterequest.kb.io", "mimagepulljob.kb.io", "mimagelistpulljob.kb.io", "madvancedcronjob.kb.io", "mbroadcastjob.kb.io", "muniteddeployment.kb.io", "msidecarset.kb.io", "vrollout.kb.io", "vcloneset.kb.io",
 		"vstatefulset.kb.io", "vdaemonset.kb.io", "vephemeraljob.kb.io", "vadvancedcronjob.kb.io", "vbroadcastjob.kb.io", "vuniteddeployment.kb.io", "vimagepulljob.kb.io", "vimagelistpulljob.kb.io", "vpodprobemarker.kb.io", "vresourcedistribution.kb.io", "vsidecarset.kb.io",
 		"vanalysistemplate.analysis.flotilla.dev", "vclusteranalysistemplate.analysis.flotilla.dev", "vanalysisrun.analysis.flotilla.dev",
-		"vpersistentpodstate.kb.io", "vnamespace.kb.io", "vservice.kb.io", "vingress.kb.io", "vcustomresourcedefinition.kb.io",
+		"vpersistentpodstate.kb.io", "vworkloadspread.kb.io", "vnamespace.kb.io", "vservice.kb.io", "vingress.kb.io", "vcustomresourcedefinition.kb.io",
 		"vbuiltindeployment.kb.io", "vbuiltinreplicaset.kb.io", "vbuiltinstatefulset.kb.io", "vworkloaddeletion.kb.io", "vdeleteprotectionlabel.kb.io",
 		"vpod.kb.io", "vpodeviction.kb.io", "vpodunavailablebudget.kb.io"}
 	if diff := cmp.Diff(want, names); diff != "" {

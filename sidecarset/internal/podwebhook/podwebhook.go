@@ -37,7 +37,8 @@ func Conditions(sidecarSetsExist bool) map[matchconditions.Key]string {
 // Switch is the controller that keeps the condition in the MutatingWebhookConfiguration named configuration.
 func Switch(configuration string) *matchconditions.Switch {
 	return &matchconditions.Switch{
-		Name: ControllerName, Configuration: configuration, Conditions: Conditions,
-		Kind: &kruiseappsv1alpha1.SidecarSet{}, List: &kruiseappsv1alpha1.SidecarSetList{},
+		Name: ControllerName, Configuration: configuration,
+		Conditions: func(exists []bool) map[matchconditions.Key]string { return Conditions(exists[0]) },
+		Kinds:      []matchconditions.Watched{{Kind: &kruiseappsv1alpha1.SidecarSet{}, List: &kruiseappsv1alpha1.SidecarSetList{}}},
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
 	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
+	"github.com/flotilla-dev/flotilla/workloads/workloadref"
 )
 
 // ControllerName names the controller, its logs and the source of its events (upstream's).
@@ -56,7 +57,7 @@ type Reconciler struct {
 	// KruiseWorkloads watches CloneSets and Advanced StatefulSets for their replicas (when they are served).
 	KruiseWorkloads bool
 
-	finder *finder
+	finder *workloadref.Finder
 	pods   *cacheindex.Pods
 }
 
@@ -98,7 +99,7 @@ func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	r.finder = &finder{client: r.Client}
+	r.finder = &workloadref.Finder{Client: r.Client}
 }
 
 // Reconcile counts one budget's pods and reports its status, waking when its next recorded disruption

@@ -9,6 +9,7 @@ import (
 
 	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/podunavailablebudget/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/workloadref"
 )
 
 // gather reads the active pods a budget protects and the replicas it counts: those of its target workload, or
@@ -36,24 +37,24 @@ func (r *Reconciler) gather(ctx context.Context, pub *kruisepolicyv1alpha1.PodUn
 // workload that controls none, those its scale's selector matches. A workload that is gone or scaled to 0
 // protects none.
 func (r *Reconciler) targetPods(ctx context.Context, ns string, ref *kruisepolicyv1alpha1.TargetReference) ([]*corev1.Pod, int32, error) {
-	w, err := r.finder.find(ctx, ns, refOf(ref), false)
-	if w == nil || w.replicas == 0 || err != nil {
+	w, err := r.finder.Find(ctx, ns, refOf(ref), false)
+	if w == nil || w.Replicas == 0 || err != nil {
 		return nil, 0, err
 	}
 	var pods []*corev1.Pod
-	for _, owner := range w.owners {
+	for _, owner := range w.Owners {
 		owned, err := r.pods.Get(ctx, ns, string(owner), nil)
 		if err != nil {
 			return nil, 0, err
 		}
 		pods = append(pods, owned...)
 	}
-	if len(pods) == 0 && w.selector != nil {
-		if pods, err = r.pods.InNamespace(ctx, ns, w.selector); err != nil {
+	if len(pods) == 0 && w.Selector != nil {
+		if pods, err = r.pods.InNamespace(ctx, ns, w.Selector); err != nil {
 			return nil, 0, err
 		}
 	}
-	return pods, w.replicas, nil
+	return pods, w.Replicas, nil
 }
 
 // selectedPods are the pods the budget's selector matches, counted against the replicas of the workloads
@@ -84,12 +85,12 @@ func (r *Reconciler) ownersReplicas(ctx context.Context, ns string, pods []*core
 			continue
 		}
 		seen[owner.UID] = true
-		w, err := r.finder.find(ctx, ns, ref{apiVersion: owner.APIVersion, kind: owner.Kind, name: owner.Name, uid: owner.UID}, true)
+		w, err := r.finder.Find(ctx, ns, workloadref.Ref{APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, UID: owner.UID}, true)
 		if err != nil {
 			return 0, err
 		}
 		if w != nil {
-			workloads[w.uid] = w.replicas
+			workloads[w.UID] = w.Replicas
 		}
 	}
 	var total int32
@@ -99,8 +100,8 @@ func (r *Reconciler) ownersReplicas(ctx context.Context, ns string, pods []*core
 	return total, nil
 }
 
-func refOf(t *kruisepolicyv1alpha1.TargetReference) ref {
-	return ref{apiVersion: t.APIVersion, kind: t.Kind, name: t.Name}
+func refOf(t *kruisepolicyv1alpha1.TargetReference) workloadref.Ref {
+	return workloadref.Ref{APIVersion: t.APIVersion, Kind: t.Kind, Name: t.Name}
 }
 
 func active(pods []*corev1.Pod) []*corev1.Pod {

@@ -21,6 +21,7 @@ import (
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/podunavailablebudget/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/workloadref"
 )
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -95,9 +96,9 @@ func (r *Reconciler) selects(ctx context.Context, pub *kruisepolicyv1alpha1.PodU
 		return false
 	}
 	switch gk := (schema.GroupKind{Group: gv.Group, Kind: target.Kind}); gk {
-	case replicaSetKind, statefulSetKind, cloneSetKind, advancedStatefulSetKind:
+	case workloadref.ReplicaSetKind, workloadref.StatefulSetKind, workloadref.CloneSetKind, workloadref.AdvancedStatefulSetKind:
 		return controlledBy(pod, gk, target.Name)
-	case deploymentKind:
+	case workloadref.DeploymentKind:
 		return r.controlledByDeployment(ctx, pod, target.Name)
 	}
 	return true
@@ -114,14 +115,14 @@ func controlledBy(obj metav1.Object, gk schema.GroupKind, name string) bool {
 
 func (r *Reconciler) controlledByDeployment(ctx context.Context, pod *corev1.Pod, name string) bool {
 	owner := metav1.GetControllerOfNoCopy(pod)
-	if owner == nil || owner.Kind != replicaSetKind.Kind {
+	if owner == nil || owner.Kind != workloadref.ReplicaSetKind.Kind {
 		return false
 	}
 	rs := &appsv1.ReplicaSet{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: owner.Name}, rs); err != nil {
 		return false
 	}
-	return controlledBy(rs, deploymentKind, name)
+	return controlledBy(rs, workloadref.DeploymentKind, name)
 }
 
 // watchedWorkload is a workload kind whose replicas budgets count.
@@ -135,14 +136,14 @@ type watchedWorkload struct {
 // StatefulSets, and CloneSets and Advanced StatefulSets when they are served.
 func (r *Reconciler) workloadKinds() []watchedWorkload {
 	kinds := []watchedWorkload{
-		{obj: &appsv1.Deployment{}, kind: deploymentKind, replicas: func(o client.Object) *int32 { return o.(*appsv1.Deployment).Spec.Replicas }},
-		{obj: &appsv1.StatefulSet{}, kind: statefulSetKind, replicas: func(o client.Object) *int32 { return o.(*appsv1.StatefulSet).Spec.Replicas }},
+		{obj: &appsv1.Deployment{}, kind: workloadref.DeploymentKind, replicas: func(o client.Object) *int32 { return o.(*appsv1.Deployment).Spec.Replicas }},
+		{obj: &appsv1.StatefulSet{}, kind: workloadref.StatefulSetKind, replicas: func(o client.Object) *int32 { return o.(*appsv1.StatefulSet).Spec.Replicas }},
 	}
 	if r.KruiseWorkloads {
 		kinds = append(kinds,
-			watchedWorkload{obj: &kruiseappsv1alpha1.CloneSet{}, kind: cloneSetKind,
+			watchedWorkload{obj: &kruiseappsv1alpha1.CloneSet{}, kind: workloadref.CloneSetKind,
 				replicas: func(o client.Object) *int32 { return o.(*kruiseappsv1alpha1.CloneSet).Spec.Replicas }},
-			watchedWorkload{obj: &kruiseappsv1beta1.StatefulSet{}, kind: advancedStatefulSetKind,
+			watchedWorkload{obj: &kruiseappsv1beta1.StatefulSet{}, kind: workloadref.AdvancedStatefulSetKind,
 				replicas: func(o client.Object) *int32 { return o.(*kruiseappsv1beta1.StatefulSet).Spec.Replicas }})
 	}
 	return kinds
