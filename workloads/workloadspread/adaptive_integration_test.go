@@ -3,10 +3,12 @@ package workloadspread
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -47,6 +49,18 @@ func TestAdaptiveReschedulesStuckPods(t *testing.T) {
 		a := got.Status.SubsetStatuses[0]
 		return apierrors.IsNotFound(err) && len(a.Conditions) == 1 && a.Conditions[0].Type == kruiseappsv1alpha1.SubsetSchedulable &&
 			a.Conditions[0].Status == corev1.ConditionFalse, fmt.Errorf("subset %+v, pod read: %w", a, err)
+	})
+	e.eventually(t, "the SubsetUnschedulable event", func(ctx context.Context) (bool, error) {
+		list := &eventsv1.EventList{}
+		if err := e.c.List(ctx, list, client.InNamespace(e.ns)); err != nil {
+			return false, err
+		}
+		for _, ev := range list.Items {
+			if ev.Reason == "SubsetUnschedulable" && ev.Regarding.Name == ws.Name && strings.Contains(ev.Note, "zone-a") {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("%d events, none about zone-a", len(list.Items))
 	})
 	next, err := e.pod(t.Context(), rs, "adaptive-1")
 	if err != nil {

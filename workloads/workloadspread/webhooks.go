@@ -76,7 +76,7 @@ func (v *validator) validate(ctx context.Context, req admission.Request) admissi
 	if errs := wsadmission.Validate(cur, others.Items); len(errs) > 0 {
 		return admission.Errored(http.StatusUnprocessableEntity, errs.ToAggregate())
 	}
-	return admission.Allowed("")
+	return admission.Allowed("").WithWarnings(wsadmission.Warnings(cur)...)
 }
 
 // spreader is the module's part of the pod webhooks.

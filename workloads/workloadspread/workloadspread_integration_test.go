@@ -10,7 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
@@ -186,6 +189,49 @@ func TestValidation(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// warnings records the warnings the API server sends a client.
+type warnings struct {
+	mu   sync.Mutex
+	text []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.text = append(w.text, text)
+}
+
+// A targetFilter, accepted for compatibility but not acted on, draws a warning to the client.
+func TestTargetFilterWarns(t *testing.T) {
+	e := start(t)
+	rs := e.replicaSet(t, "filtered", 2)
+	cfg := rest.CopyConfig(clusterConfig)
+	got := &warnings{}
+	cfg.WarningHandler = got
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps.kruise.io/v1alpha1", "kind": "WorkloadSpread",
+		"metadata": map[string]any{"name": rs.Name, "namespace": e.ns},
+		"spec": map[string]any{
+			"targetRef":    map[string]any{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs.Name},
+			"targetFilter": map[string]any{"replicasPathList": []any{"spec.replicas"}},
+			"subsets":      []any{map[string]any{"name": "a"}},
+		},
+	}}
+	gvr := kruiseappsv1alpha1.GroupVersion.WithResource("workloadspreads")
+	if _, err := dyn.Resource(gvr).Namespace(e.ns).Create(t.Context(), ws, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	if len(got.text) != 1 || !strings.Contains(got.text[0], "spec.targetFilter is not supported") {
+		t.Errorf("warnings %q", got.text)
 	}
 }
 

@@ -37,6 +37,15 @@ func Validate(ws *kruiseappsv1alpha1.WorkloadSpread, others []kruiseappsv1alpha1
 	return append(errs, validateConflicts(ws, others)...)
 }
 
+// Warnings are what the API server tells the client about fields accepted for compatibility but not acted
+// on: a manifest written for upstream still applies, and its author learns what differs.
+func Warnings(ws *kruiseappsv1alpha1.WorkloadSpread) []string {
+	if ws.Spec.TargetFilter != nil {
+		return []string{"spec.targetFilter is not supported by this installation: every pod of the target is spread"}
+	}
+	return nil
+}
+
 // TargetKind is the group and kind a reference names; ok is false for an unreadable apiVersion.
 func TargetKind(ref *kruiseappsv1alpha1.TargetReference) (schema.GroupKind, bool) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)

@@ -113,3 +113,14 @@ func FuzzValidate(f *testing.F) {
 		_ = Validate(ws, []kruiseappsv1alpha1.WorkloadSpread{*other})
 	})
 }
+
+func TestWarnings(t *testing.T) {
+	ws := valid()
+	if w := Warnings(ws); len(w) != 0 {
+		t.Errorf("warnings without a targetFilter: %v", w)
+	}
+	ws.Spec.TargetFilter = &kruiseappsv1alpha1.TargetFilter{ReplicasPathList: []string{"spec.replicas"}}
+	if w := Warnings(ws); len(w) != 1 || !strings.Contains(w[0], "spec.targetFilter") {
+		t.Errorf("warnings with a targetFilter: %v", w)
+	}
+}

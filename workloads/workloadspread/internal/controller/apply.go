@@ -26,6 +26,7 @@ const (
 	ReasonDeletePodFailed      = "DeletePodFailed"
 	ReasonUpdateDeletionCost   = "UpdatePodDeletionCostFailed"
 	ReasonRescheduleSubsetPods = "RescheduleSubsetPods"
+	ReasonSubsetUnschedulable  = "SubsetUnschedulable"
 )
 
 // apply does what the outcome asks before the status is written: deletion costs, and an event per expired
@@ -91,9 +92,32 @@ func (r *Reconciler) writeStatus(ctx context.Context, ws *kruiseappsv1alpha1.Wor
 	if equality.Semantic.DeepEqual(ws.Status, next) {
 		return false, nil
 	}
+	marked := newlyUnschedulable(ws.Status, next)
+	// The patch reads the written object back into ws: what changed is known only before.
 	err := statuspatch.WriteLocked(ctx, r.Client, ws, ws.Status, next)
 	if apierrors.IsConflict(err) {
 		return true, nil
 	}
+	for _, name := range marked {
+		if err == nil {
+			r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, ReasonSubsetUnschedulable, "Spread",
+				"Pods of subset %s stayed unschedulable past rescheduleCriticalSeconds: new pods skip it for now", name)
+		}
+	}
 	return false, err
+}
+
+// newlyUnschedulable are the subsets next marks unschedulable and old did not.
+func newlyUnschedulable(old, next kruiseappsv1alpha1.WorkloadSpreadStatus) []string {
+	was := map[string]bool{}
+	for _, s := range old.SubsetStatuses {
+		was[s.Name] = plan.Unschedulable(&s)
+	}
+	var out []string
+	for _, s := range next.SubsetStatuses {
+		if plan.Unschedulable(&s) && !was[s.Name] {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }

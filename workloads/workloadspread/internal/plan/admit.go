@@ -26,7 +26,7 @@ func Reconciled(ws *kruiseappsv1alpha1.WorkloadSpread) bool {
 func Choose(ws *kruiseappsv1alpha1.WorkloadSpread) (*kruiseappsv1alpha1.WorkloadSpreadSubset, bool) {
 	for i := range ws.Spec.Subsets {
 		s := subsetStatus(&ws.Status, ws.Spec.Subsets[i].Name)
-		if s != nil && s.MissingReplicas != 0 && !unschedulable(s) {
+		if s != nil && s.MissingReplicas != 0 && !Unschedulable(s) {
 			return &ws.Spec.Subsets[i], true
 		}
 	}

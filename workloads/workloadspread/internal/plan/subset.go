@@ -64,8 +64,8 @@ func subsetStatus(status *kruiseappsv1alpha1.WorkloadSpreadStatus, name string) 
 	return nil
 }
 
-// unschedulable reports whether the controller marked the subset Schedulable=False (Adaptive strategy).
-func unschedulable(s *kruiseappsv1alpha1.WorkloadSpreadSubsetStatus) bool {
+// Unschedulable reports whether the controller marked the subset Schedulable=False (Adaptive strategy).
+func Unschedulable(s *kruiseappsv1alpha1.WorkloadSpreadSubsetStatus) bool {
 	for _, c := range s.Conditions {
 		if c.Type == kruiseappsv1alpha1.SubsetSchedulable && c.Status == corev1.ConditionFalse {
 			return true
