@@ -65,7 +65,7 @@ var _ = Describe("Manager faults and flags", Serial, Ordered, func() {
 		united := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "apps.kruise.io/v1alpha1", "kind": "UnitedDeployment",
 			"metadata": map[string]any{"name": "united", "namespace": ns},
-			"spec": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "united"}}},
+			"spec":     map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "united"}}},
 		}}
 		created, err := dyn.Resource(unitedDeployments).Namespace(ns).Create(ctx, united, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())

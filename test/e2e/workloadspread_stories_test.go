@@ -31,7 +31,7 @@ var _ = Describe("WorkloadSpread stories", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) {
 			g.Expect(podsPerZone(ctx, g, ns)).To(Equal(map[string]int{"zone-a": 2, "zone-b": 2, "zone-c": 1}))
-			g.Expect(deletionCosts(ctx, g, ns)).To(Equal(map[string]int{"100": 4, "": 1}))
+			g.Expect(deletionCosts(ctx, g, ns)).To(Equal(map[string]int{"300": 2, "200": 2, "100": 1}))
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(poll).Should(Succeed())
 
 		By("scaled to 4, the Deployment deletes zone-c's pod, whose deletion cost is the lowest")

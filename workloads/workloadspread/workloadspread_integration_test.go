@@ -37,7 +37,8 @@ func subsetOf(t *testing.T, pod *corev1.Pod) string {
 }
 
 // Five pods of a ReplicaSet spread 2/2/1 over zone-a (max 2), zone-b (max 2) and zone-c (unlimited); the
-// deletion costs make zone-c's and the surplus go first; a deleted pod's room is taken by the next pod.
+// deletion costs (upstream's: 100×(subsets−index), the surplus −100×(index+1)) make the surplus go first, then
+// the later subsets; a deleted pod's room is taken by the next pod.
 func TestSpreadsPodsOverSubsets(t *testing.T) {
 	e := start(t)
 	rs := e.replicaSet(t, "web", 5)
@@ -57,13 +58,13 @@ func TestSpreadsPodsOverSubsets(t *testing.T) {
 		pods[pod.Name] = pod
 	}
 	e.waitSubsets(t, ws, map[string][2]int32{"zone-a": {2, 0}, "zone-b": {2, 0}, "zone-c": {1, -1}})
-	e.waitCosts(t, map[string]string{"web-0": "100", "web-1": "100", "web-2": "100", "web-3": "100", "web-4": ""})
+	e.waitCosts(t, map[string]string{"web-0": "300", "web-1": "300", "web-2": "200", "web-3": "200", "web-4": "100"})
 
 	// One pod fewer allowed in zone-a: one of its pods becomes the surplus, deleted first.
 	e.update(t, ws, func(ws *kruiseappsv1alpha1.WorkloadSpread) {
 		ws.Spec.Subsets[0].MaxReplicas = maxOf(intstr.FromInt32(1))
 	})
-	e.waitCosts(t, map[string]string{"web-0": "100", "web-1": "-100", "web-2": "100", "web-3": "100", "web-4": ""})
+	e.waitCosts(t, map[string]string{"web-0": "300", "web-1": "-100", "web-2": "200", "web-3": "200", "web-4": "100"})
 
 	// Deleting a zone-b pod frees its room at once: the next pod (named by the API server) takes it.
 	if err := e.c.Delete(t.Context(), pods["web-2"]); err != nil {

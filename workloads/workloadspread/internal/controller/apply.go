@@ -44,7 +44,7 @@ func (r *Reconciler) apply(ctx context.Context, ws *kruiseappsv1alpha1.WorkloadS
 
 // setCosts patches each matched pod whose deletion cost differs from the planned one.
 func (r *Reconciler) setCosts(ctx context.Context, ws *kruiseappsv1alpha1.WorkloadSpread, pods []*corev1.Pod, replicas int32) error {
-	costs := plan.DeletionCosts(ws, plan.BySubset(ws, pods), replicas)
+	costs := plan.DeletionCosts(ws, pods, replicas)
 	for _, pod := range pods {
 		cost, ok := costs[pod.Name]
 		if !ok || !plan.NeedsCost(pod, cost) {

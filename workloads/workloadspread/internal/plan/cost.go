@@ -13,20 +13,19 @@ import (
 // first on scale-down: the lowest cost goes first.
 const DeletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
 
-// Upstream's deletion costs: pods within their subset's maxReplicas are kept longest, pods of an unlimited
-// subset come next, and a limited subset's surplus goes first.
-const (
-	CostWithin    = 100
-	CostUnlimited = 0
-	CostSurplus   = -100
-)
+// costStep is upstream's unit of deletion cost.
+const costStep = 100
 
-// DeletionCosts are the costs wanted on the active pods of each subset, by pod name. A limited subset
-// holding more pods than its maxReplicas marks the surplus, chosen among the pods as kube's ReplicaSet
-// controller would delete them (unscheduled, then pending, then not ready, then the newest). A subset whose
-// maxReplicas cannot be read is left out.
-func DeletionCosts(ws *kruiseappsv1alpha1.WorkloadSpread, bySubset map[string][]*corev1.Pod, workloadReplicas int32) map[string]int {
+// DeletionCosts are the costs wanted on the target's active pods, by pod name, as upstream sets them: the pods
+// a subset at index i of n keeps (all of them without maxReplicas, else maxReplicas of them) cost 100×(n−i), its
+// surplus −100×(i+1), and pods in no subset −100×(n+1). So a scale-down takes pods in no subset first, then
+// the surplus of the subsets from the first, then the subsets from the last. The surplus is chosen as kube's
+// ReplicaSet controller would delete pods (unscheduled, then pending, then not ready, then the newest). A
+// subset whose maxReplicas cannot be read is left out.
+func DeletionCosts(ws *kruiseappsv1alpha1.WorkloadSpread, pods []*corev1.Pod, workloadReplicas int32) map[string]int {
 	out := map[string]int{}
+	n := len(ws.Spec.Subsets)
+	bySubset := BySubset(ws, pods)
 	for i := range ws.Spec.Subsets {
 		subset := &ws.Spec.Subsets[i]
 		max, ok := MaxReplicas(subset, workloadReplicas)
@@ -36,22 +35,38 @@ func DeletionCosts(ws *kruiseappsv1alpha1.WorkloadSpread, bySubset map[string][]
 		active := activeOf(bySubset[subset.Name])
 		sort.SliceStable(active, func(a, b int) bool { return deletedBefore(active[a], active[b]) })
 		for j, pod := range active {
-			out[pod.Name] = cost(max, len(active), j)
+			out[pod.Name] = cost(i, n, max, len(active)-j)
 		}
+	}
+	for _, pod := range activeOf(unplaced(pods, bySubset)) {
+		out[pod.Name] = -costStep * (n + 1)
 	}
 	return out
 }
 
-// cost of the pod at rank j (0 deleted first) among n active pods of a subset of max replicas.
-func cost(max int32, n, j int) int {
-	switch {
-	case max == Unlimited:
-		return CostUnlimited
-	case j < n-int(max):
-		return CostSurplus
-	default:
-		return CostWithin
+// cost of a pod of the subset at index i of n, of max replicas, that is the k-th last its subset would lose.
+func cost(i, n int, max int32, k int) int {
+	if max != Unlimited && k > int(max) {
+		return -costStep * (i + 1)
 	}
+	return costStep * (n - i)
+}
+
+// unplaced are the pods in none of the subsets.
+func unplaced(pods []*corev1.Pod, bySubset map[string][]*corev1.Pod) []*corev1.Pod {
+	placed := map[*corev1.Pod]bool{}
+	for _, in := range bySubset {
+		for _, p := range in {
+			placed[p] = true
+		}
+	}
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if !placed[p] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // NeedsCost reports whether the pod's annotation must change to cost. A pod without the annotation already

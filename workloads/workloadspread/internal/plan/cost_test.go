@@ -18,19 +18,25 @@ func TestDeletionCosts(t *testing.T) {
 	unscheduled.Spec.NodeName = ""
 	ws := spread()
 	pods := []*corev1.Pod{pod("a-old", "a", time.Hour), pod("a-new", "a", time.Minute), notReady, unscheduled,
-		pod("b-1", "b", 0), pod("c-1", "c", 0), pod("c-2", "c", 0)}
-	got := DeletionCosts(ws, BySubset(ws, pods), 4)
+		pod("b-1", "b", 0), pod("b-2", "b", 0), pod("b-3", "b", 0), pod("c-1", "c", 0), pod("c-2", "c", 0),
+		pod("none", "", 0), pod("gone-subset", "z", 0)}
+	got := DeletionCosts(ws, pods, 4)
 	want := map[string]int{
-		// a holds 4 of max 2: the unscheduled and the not ready pods are its surplus.
-		"a-unscheduled": CostSurplus, "a-notready": CostSurplus, "a-new": CostWithin, "a-old": CostWithin,
-		"b-1": CostWithin, "c-1": CostUnlimited, "c-2": CostUnlimited,
+		// a (index 0 of 3) holds 4 of max 2: the unscheduled and the not ready pods are its surplus.
+		"a-unscheduled": -100, "a-notready": -100, "a-new": 300, "a-old": 300,
+		// b (index 1) holds 3 of 50% of 4: one surplus.
+		"b-1": 200, "b-2": 200, "b-3": -200,
+		// c (index 2) has no limit.
+		"c-1": 100, "c-2": 100,
+		// Pods in no subset of the spread go first of all.
+		"none": -400, "gone-subset": -400,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("costs (-want +got):\n%s", diff)
 	}
 	// Among equally healthy pods the newest is surplus first.
-	got = DeletionCosts(ws, BySubset(ws, []*corev1.Pod{pod("old", "a", time.Hour), pod("mid", "a", time.Minute), pod("new", "a", 0)}), 4)
-	if got["new"] != CostSurplus || got["mid"] != CostWithin || got["old"] != CostWithin {
+	got = DeletionCosts(ws, []*corev1.Pod{pod("old", "a", time.Hour), pod("mid", "a", time.Minute), pod("new", "a", 0)}, 4)
+	if got["new"] != -100 || got["mid"] != 300 || got["old"] != 300 {
 		t.Errorf("costs by age %v", got)
 	}
 }

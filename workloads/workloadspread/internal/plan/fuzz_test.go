@@ -50,6 +50,6 @@ func FuzzStatus(f *testing.F) {
 			}
 		}
 		Choose(ws)
-		DeletionCosts(ws, BySubset(ws, nil), replicas)
+		DeletionCosts(ws, []*corev1.Pod{pod("p", "a", 0)}, replicas)
 	})
 }
