@@ -69,11 +69,19 @@ func collisions(ud *kruiseappsv1alpha1.UnitedDeployment, count int32) *int32 {
 	return ptr.To(count)
 }
 
+// labelsOf are the labels upstream gives a revision: the workload template's, except a CloneSet template's
+// (none). They are not hashed.
 func labelsOf(ud *kruiseappsv1alpha1.UnitedDeployment) map[string]string {
-	if ud.Spec.Selector == nil {
-		return nil
+	t := ud.Spec.Template
+	switch {
+	case t.StatefulSetTemplate != nil:
+		return t.StatefulSetTemplate.Labels
+	case t.AdvancedStatefulSetTemplate != nil:
+		return t.AdvancedStatefulSetTemplate.Labels
+	case t.DeploymentTemplate != nil:
+		return t.DeploymentTemplate.Labels
 	}
-	return ud.Spec.Selector.MatchLabels
+	return nil
 }
 
 // writeRevision creates or renumbers the update revision as resolved. One that already exists was created

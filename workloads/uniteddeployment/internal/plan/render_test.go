@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"encoding/json"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -166,17 +165,19 @@ func TestKindOfNeedsExactlyOneTemplate(t *testing.T) {
 	}
 }
 
+// The revision data upstream records: the template replaced whole, keys sorted, unset creation times null.
 func TestRevisionData(t *testing.T) {
-	raw, err := RevisionData(ud(n(1), sub("a")))
+	u := ud(n(1), sub("a"))
+	u.Spec.Template.CloneSetTemplate.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
+	raw, err := RevisionData(u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Spec struct {
-			Template map[string]json.RawMessage `json:"template"`
-		} `json:"spec"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil || string(doc.Spec.Template["$patch"]) != `"replace"` || doc.Spec.Template["cloneSetTemplate"] == nil {
-		t.Errorf("revision data %s (%v)", raw, err)
+	want := `{"spec":{"template":{"$patch":"replace","cloneSetTemplate":{"metadata":{"annotations":{"note":"x"},"creationTimestamp":null,` +
+		`"labels":{"app":"web","tier":"front"}},"spec":{"scaleStrategy":{},"selector":null,"template":{"metadata":{"creationTimestamp":null,` +
+		`"labels":{"app":"web"}},"spec":{"containers":[{"image":"nginx:1","name":"main","resources":{}}]}},"updateStrategy":{},` +
+		`"volumeClaimTemplates":[{"metadata":{"creationTimestamp":null,"name":"data"},"spec":{"resources":{}},"status":{}}]}}}}}`
+	if string(raw) != want {
+		t.Errorf("revision data\n%s\nwant\n%s", raw, want)
 	}
 }
