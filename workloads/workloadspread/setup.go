@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/flotilla-dev/flotilla/rollout/feature"
@@ -31,13 +32,19 @@ var Reconciles = []schema.GroupKind{{Group: kruiseappsv1alpha1.GroupVersion.Grou
 // webhooks, and the route that sends the pods of spread workloads to the pod webhook while WorkloadSpreads
 // exist. With the WorkloadSpread gate off (upstream's, on by default) the module does nothing.
 func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
+	return setup(mgr, opts, nil)
+}
+
+// setup is SetupWithManager with the controller's clock (nil: the real one), which tests move ahead to see
+// the webhooks' entries expire without waiting for upstream's deadlines.
+func setup(mgr manager.Manager, opts module.Options, clk clock.PassiveClock) error {
 	if !opts.Features.Enabled(feature.WorkloadSpread) {
 		return nil
 	}
 	if err := controller.IndexTargets(mgr); err != nil {
 		return err
 	}
-	r := &controller.Reconciler{KruiseWorkloads: served(mgr.GetRESTMapper(), kruiseWorkloads...)}
+	r := &controller.Reconciler{KruiseWorkloads: served(mgr.GetRESTMapper(), kruiseWorkloads...), Clock: clk}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the WorkloadSpread controller: %w", err)
 	}

@@ -66,6 +66,12 @@ type env struct {
 // until the test ends, and returns a namespace of the test's.
 func start(t *testing.T) *env {
 	t.Helper()
+	return startAhead(t, 0)
+}
+
+// startAhead starts the module with its controller's clock ahead of the real one by ahead.
+func startAhead(t *testing.T, ahead time.Duration) *env {
+	t.Helper()
 	managertest.RequireCluster(t, clusterConfig)
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme, kruiseappsv1beta1.AddToScheme)
 	e := &env{c: managertest.DirectClient(t, clusterConfig, scheme)}
@@ -79,7 +85,7 @@ func start(t *testing.T) *env {
 	}
 	var cm *webhooks.CertManager
 	managertest.Start(t, clusterConfig, scheme, func(mgr ctrl.Manager) error {
-		cm, err = setupLikeTheManager(t, mgr, certs, e.mutating, validating)
+		cm, err = setupLikeTheManager(mgr, certs, e.mutating, validating, clockAhead(ahead))
 		return err
 	}, func(o *ctrl.Options) {
 		o.WebhookServer = webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: ports[0], CertDir: t.TempDir()})
@@ -89,7 +95,13 @@ func start(t *testing.T) *env {
 	return e
 }
 
-func setupLikeTheManager(t *testing.T, mgr ctrl.Manager, certs, mutating, validating string) (*webhooks.CertManager, error) {
+// clockAhead is the real clock moved ahead by d.
+type clockAhead time.Duration
+
+func (d clockAhead) Now() time.Time                  { return time.Now().Add(time.Duration(d)) }
+func (d clockAhead) Since(t time.Time) time.Duration { return d.Now().Sub(t) }
+
+func setupLikeTheManager(mgr ctrl.Manager, certs, mutating, validating string, clk clockAhead) (*webhooks.CertManager, error) {
 	gate, err := feature.NewGate()
 	if err != nil {
 		return nil, err
@@ -97,7 +109,7 @@ func setupLikeTheManager(t *testing.T, mgr ctrl.Manager, certs, mutating, valida
 	pods, validations, routes := &webhooks.PodChain{}, &webhooks.PodValidationChain{}, &matchconditions.PodRoutes{}
 	opts := module.Options{Features: feature.Resolve(gate), PodMutations: pods, PodValidations: validations, PodRoutes: routes,
 		MutatingWebhookConfiguration: mutating}
-	if err := SetupWithManager(t.Context(), mgr, opts); err != nil {
+	if err := setup(mgr, opts, clk); err != nil {
 		return nil, err
 	}
 	if err := routes.SetupWithManager(mgr, mutating); err != nil {

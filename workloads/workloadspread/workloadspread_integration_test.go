@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -139,9 +140,10 @@ func TestEvictionFreesRoom(t *testing.T) {
 }
 
 // A pod the webhook placed but the API server then refused leaves an entry that expires after 30 seconds,
-// giving its room back, though nothing else happens to the WorkloadSpread meanwhile.
+// giving its room back, though nothing else happens to the WorkloadSpread meanwhile. The controller's clock
+// runs 27 seconds ahead, so the entry expires 3 seconds after the webhook wrote it.
 func TestUnseenPodExpires(t *testing.T) {
-	e := start(t)
+	e := startAhead(t, plan.CreatingDeadline-3*time.Second)
 	rs := e.replicaSet(t, "refused", 1)
 	ws := e.spread(t, rs, []string{"zone-a"}, []*intstr.IntOrString{maxOf(intstr.FromInt32(1))})
 	rs.Spec.Template.Spec.Containers[0].Name = "Not_A_DNS_Label" // refused by validation, after the webhooks
