@@ -43,6 +43,7 @@ func Scenarios() []Scenario {
 		daemonSetUpdate(),
 		broadcastJob(),
 		imagePullJob(),
+		resourceDistribution(),
 		sidecarSetInject(),
 		sidecarSetUpgrade(),
 		luaEval(),
