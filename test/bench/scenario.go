@@ -46,6 +46,7 @@ func Scenarios() []Scenario {
 		resourceDistribution(),
 		sidecarSetInject(),
 		sidecarSetUpgrade(),
+		pubEviction(),
 		luaEval(),
 		microBenchmarks(),
 	}
