@@ -18,6 +18,7 @@ const (
 	UnitPerPod       = "per pod"
 	UnitPerNode      = "per node"
 	UnitPerRollout   = "per Rollout"
+	UnitPerNamespace = "per namespace"
 )
 
 // Result is what one scenario measured: one object of bench-results.json.

@@ -43,8 +43,10 @@ func Scenarios() []Scenario {
 		daemonSetUpdate(),
 		broadcastJob(),
 		imagePullJob(),
+		resourceDistribution(),
 		sidecarSetInject(),
 		sidecarSetUpgrade(),
+		pubEviction(),
 		luaEval(),
 		microBenchmarks(),
 	}

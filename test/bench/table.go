@@ -137,6 +137,8 @@ func FormatValue(unit string, v float64) string {
 		return fmt.Sprintf("%.2f per node", v)
 	case UnitPerRollout:
 		return fmt.Sprintf("%.2f per Rollout", v)
+	case UnitPerNamespace:
+		return fmt.Sprintf("%.2f per namespace", v)
 	}
 	return strings.TrimSpace(fmt.Sprintf("%g %s", v, unit))
 }

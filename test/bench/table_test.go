@@ -24,6 +24,7 @@ func TestFormatValue(t *testing.T) {
 		{UnitNsPerOp, 87, "87 ns/op"},
 		{UnitPerPod, 5.7285, "5.73 per pod"},
 		{UnitPerNode, 3.004, "3.00 per node"},
+		{UnitPerNamespace, 1.002, "1.00 per namespace"},
 		{"widgets", 3, "3 widgets"},
 	}
 	for _, tt := range tests {
