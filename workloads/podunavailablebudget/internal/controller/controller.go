@@ -80,8 +80,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&kruisepolicyv1alpha1.PodUnavailableBudget{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&corev1.Pod{}, r.podHandler())
-	for _, w := range r.workloadKinds() {
-		b = b.Watches(w.obj, r.workloadHandler(w.kind), builder.WithPredicates(replicasChanged(w.replicas)))
+	// The workloads whose replicas budgets count, as upstream's.
+	for _, w := range workloadref.Watch(r.KruiseWorkloads, workloadref.DeploymentKind, workloadref.StatefulSetKind) {
+		b = b.Watches(w.Object, r.workloadHandler(w.Kind), builder.WithPredicates(workloadref.ReplicasChanged(w.Replicas)))
 	}
 	return b.Complete(r)
 }

@@ -14,11 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
-	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/podunavailablebudget/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/workloadref"
@@ -123,41 +120,6 @@ func (r *Reconciler) controlledByDeployment(ctx context.Context, pod *corev1.Pod
 		return false
 	}
 	return controlledBy(rs, workloadref.DeploymentKind, name)
-}
-
-// watchedWorkload is a workload kind whose replicas budgets count.
-type watchedWorkload struct {
-	obj      client.Object
-	kind     schema.GroupKind
-	replicas func(client.Object) *int32
-}
-
-// workloadKinds are the workloads whose replicas the controller watches, as upstream's: Deployments,
-// StatefulSets, and CloneSets and Advanced StatefulSets when they are served.
-func (r *Reconciler) workloadKinds() []watchedWorkload {
-	kinds := []watchedWorkload{
-		{obj: &appsv1.Deployment{}, kind: workloadref.DeploymentKind, replicas: func(o client.Object) *int32 { return o.(*appsv1.Deployment).Spec.Replicas }},
-		{obj: &appsv1.StatefulSet{}, kind: workloadref.StatefulSetKind, replicas: func(o client.Object) *int32 { return o.(*appsv1.StatefulSet).Spec.Replicas }},
-	}
-	if r.KruiseWorkloads {
-		kinds = append(kinds,
-			watchedWorkload{obj: &kruiseappsv1alpha1.CloneSet{}, kind: workloadref.CloneSetKind,
-				replicas: func(o client.Object) *int32 { return o.(*kruiseappsv1alpha1.CloneSet).Spec.Replicas }},
-			watchedWorkload{obj: &kruiseappsv1beta1.StatefulSet{}, kind: workloadref.AdvancedStatefulSetKind,
-				replicas: func(o client.Object) *int32 { return o.(*kruiseappsv1beta1.StatefulSet).Spec.Replicas }})
-	}
-	return kinds
-}
-
-// replicasChanged passes a workload's creation and deletion, and updates that change its replicas.
-func replicasChanged(replicas func(client.Object) *int32) predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			a, b := replicas(e.ObjectOld), replicas(e.ObjectNew)
-			return (a == nil) != (b == nil) || (a != nil && *a != *b)
-		},
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	}
 }
 
 // workloadHandler enqueues, for a workload of kind, the budgets of its namespace that target it and those

@@ -71,8 +71,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// still be reconciled, to expire.
 		For(&kruiseappsv1alpha1.WorkloadSpread{}).
 		Watches(&corev1.Pod{}, podHandler())
-	for _, w := range watchedWorkloads(r.KruiseWorkloads) {
-		b = b.Watches(w.obj, r.workloadHandler(w.kind), builder.WithPredicates(replicasChanged(w.replicas)))
+	// The target kinds whose replicas are the base of percentages.
+	targets := workloadref.Watch(r.KruiseWorkloads, workloadref.DeploymentKind, workloadref.ReplicaSetKind,
+		workloadref.StatefulSetKind, workloadref.JobKind)
+	for _, w := range targets {
+		b = b.Watches(w.Object, r.workloadHandler(w.Kind), builder.WithPredicates(workloadref.ReplicasChanged(w.Replicas)))
 	}
 	return b.Complete(r)
 }

@@ -7,7 +7,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,8 +15,6 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/workloadref"
 	"github.com/flotilla-dev/flotilla/workloads/workloadspread/admission"
 )
-
-var jobKind = schema.GroupKind{Group: "batch", Kind: "Job"}
 
 // target is what the controller reads of a WorkloadSpread's target workload.
 type target struct {
@@ -48,7 +45,7 @@ func (r *Reconciler) target(ctx context.Context, ws *kruiseappsv1alpha1.Workload
 	if ref == nil {
 		return nil, nil
 	}
-	if gk, _ := admission.TargetKind(ref); gk == jobKind {
+	if gk, _ := admission.TargetKind(ref); gk == workloadref.JobKind {
 		return r.job(ctx, ws.Namespace, ref.Name)
 	}
 	w, err := r.finder.Find(ctx, ws.Namespace, workloadref.Ref{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name}, false)
