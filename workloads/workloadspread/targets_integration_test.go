@@ -72,6 +72,7 @@ func TestEveryTargetKind(t *testing.T) {
 				e.markReady(t, pod)
 			}
 			e.waitSubsets(t, ws, map[string][2]int32{"zone-a": {1, 0}, "zone-b": {1, -1}})
+			e.checkCosts(t, name, plan.ReadsCosts(tc.gvk.GroupKind()))
 		})
 	}
 }
@@ -85,4 +86,15 @@ func (e *env) deploymentReplicaSet(t *testing.T, d client.Object, template corev
 		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: template.Labels}, Template: template}}
 	managertest.Create(t, e.c, rs)
 	return *metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
+}
+
+// checkCosts checks the deletion costs of the two pods of a target: set where its controller reads them, and
+// never written otherwise (the reconcile that wrote the subsets' status would have written them first).
+func (e *env) checkCosts(t *testing.T, name string, read bool) {
+	t.Helper()
+	want := map[string]string{name + "-0": "200", name + "-1": "100"}
+	if !read {
+		want = map[string]string{name + "-0": "", name + "-1": ""}
+	}
+	e.waitCosts(t, want)
 }

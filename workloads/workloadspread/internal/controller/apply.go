@@ -15,6 +15,7 @@ import (
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/statuspatch"
+	"github.com/flotilla-dev/flotilla/workloads/workloadspread/admission"
 	"github.com/flotilla-dev/flotilla/workloads/workloadspread/internal/plan"
 )
 
@@ -42,8 +43,12 @@ func (r *Reconciler) apply(ctx context.Context, ws *kruiseappsv1alpha1.WorkloadS
 	return r.setCosts(ctx, ws, pods, replicas)
 }
 
-// setCosts patches each matched pod whose deletion cost differs from the planned one.
+// setCosts patches each matched pod whose deletion cost differs from the planned one, for targets that read
+// them.
 func (r *Reconciler) setCosts(ctx context.Context, ws *kruiseappsv1alpha1.WorkloadSpread, pods []*corev1.Pod, replicas int32) error {
+	if gk, ok := admission.TargetKind(ws.Spec.TargetReference); !ok || !plan.ReadsCosts(gk) {
+		return nil
+	}
 	costs := plan.DeletionCosts(ws, pods, replicas)
 	for _, pod := range pods {
 		cost, ok := costs[pod.Name]

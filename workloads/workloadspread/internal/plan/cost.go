@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
@@ -15,6 +16,22 @@ const DeletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
 
 // costStep is upstream's unit of deletion cost.
 const costStep = 100
+
+// costReaders are the target kinds whose controllers read deletion costs; as upstream, costs are set on their
+// pods only, since for a Job or a StatefulSet they would be writes nobody reads.
+var costReaders = []schema.GroupKind{
+	{Group: "apps", Kind: "ReplicaSet"}, {Group: "apps", Kind: "Deployment"}, {Group: "apps.kruise.io", Kind: "CloneSet"},
+}
+
+// ReadsCosts says whether the controller of a target of this kind reads its pods' deletion costs.
+func ReadsCosts(gk schema.GroupKind) bool {
+	for _, k := range costReaders {
+		if k == gk {
+			return true
+		}
+	}
+	return false
+}
 
 // DeletionCosts are the costs wanted on the target's active pods, by pod name, as upstream sets them: the pods
 // a subset at index i of n keeps (all of them without maxReplicas, else maxReplicas of them) cost 100×(n−i), its

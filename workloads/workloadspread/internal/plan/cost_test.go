@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -38,6 +39,18 @@ func TestDeletionCosts(t *testing.T) {
 	got = DeletionCosts(ws, []*corev1.Pod{pod("old", "a", time.Hour), pod("mid", "a", time.Minute), pod("new", "a", 0)}, 4)
 	if got["new"] != -100 || got["mid"] != 300 || got["old"] != 300 {
 		t.Errorf("costs by age %v", got)
+	}
+}
+
+func TestReadsCosts(t *testing.T) {
+	for gk, want := range map[schema.GroupKind]bool{
+		{Group: "apps", Kind: "ReplicaSet"}: true, {Group: "apps", Kind: "Deployment"}: true,
+		{Group: "apps.kruise.io", Kind: "CloneSet"}: true, {Group: "apps", Kind: "StatefulSet"}: false,
+		{Group: "apps.kruise.io", Kind: "StatefulSet"}: false, {Group: "batch", Kind: "Job"}: false,
+	} {
+		if got := ReadsCosts(gk); got != want {
+			t.Errorf("ReadsCosts(%v) = %v, want %v", gk, got, want)
+		}
 	}
 }
 
