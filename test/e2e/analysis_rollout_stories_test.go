@@ -280,12 +280,11 @@ var _ = Describe("Metric analysis across a manager restart", Serial, Ordered, fu
 		s.rollout(ctx, "canary:\n  enableExtraWorkloadForCanary: true\n  steps:\n  - replicas: 1\n  - replicas: 100%")
 		s.setVersion(ctx, "v2")
 
-		By("the manager stops while step 1's run has measured some of its eight")
+		By("the manager is killed (SIGKILL, as a crash) while step 1's run has measured some of its eight")
 		Eventually(func() []int64 { return measurementIndices(stepRun(ctx, s.ns)) }).WithContext(ctx).
 			WithTimeout(time.Minute).WithPolling(poll).Should(WithTransform(func(i []int64) int { return len(i) }, BeNumerically(">=", 2)))
 		binary := manager.Binary
-		manager.Stop()
-		time.Sleep(3 * time.Second)
+		manager.Kill()
 		workDir, err := os.MkdirTemp("", "flotilla-e2e-")
 		failOnError(err, "creating the work directory")
 		laterWorkDirs = append(laterWorkDirs, workDir)
