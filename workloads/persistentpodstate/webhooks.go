@@ -3,12 +3,11 @@ package persistentpodstate
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -34,34 +33,17 @@ func RegisterWebhooks(srv webhook.Server, reader client.Reader, scheme *runtime.
 	if srv == nil || reader == nil || scheme == nil || pods == nil {
 		return errors.New("registering the PersistentPodState webhooks: server, reader, scheme and pod chain are required")
 	}
-	v := &validator{reader: reader, decoder: admission.NewDecoder(scheme)}
-	webhooks.Serve(srv, map[string]admission.Handler{ValidatePersistentPodStatePath: webhooks.CreatesAndUpdates(v.validate)})
+	webhooks.Serve(srv, map[string]admission.Handler{ValidatePersistentPodStatePath: validating(reader, admission.NewDecoder(scheme))})
 	pods.Add((&injector{reader: reader}).mutate)
 	return nil
 }
 
-type validator struct {
-	reader  client.Reader
-	decoder admission.Decoder
-}
-
-// validate refuses a PersistentPodState that breaks upstream's rules, naming every faulty field.
-func (v *validator) validate(ctx context.Context, req admission.Request) admission.Response {
-	cur, old, err := webhooks.Decode[kruiseappsv1alpha1.PersistentPodState](v.decoder, req, "PersistentPodState")
-	if err != nil {
-		return admission.Errored(http.StatusBadRequest, err)
-	}
-	if cur.Namespace == "" {
-		cur.Namespace = req.Namespace
-	}
-	others := &kruiseappsv1alpha1.PersistentPodStateList{}
-	if err := v.reader.List(ctx, others, client.InNamespace(cur.Namespace)); err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("listing the PersistentPodStates of %s: %w", cur.Namespace, err))
-	}
-	if errs := ppsadmission.Validate(cur, old, others.Items); len(errs) > 0 {
-		return admission.Errored(http.StatusUnprocessableEntity, errs.ToAggregate())
-	}
-	return admission.Allowed("")
+// validating refuses a PersistentPodState that breaks upstream's rules, naming every faulty field.
+func validating(reader client.Reader, decoder admission.Decoder) admission.Handler {
+	return webhooks.ValidatingWithPeers(decoder, reader, "PersistentPodState",
+		func(cur, old *kruiseappsv1alpha1.PersistentPodState, peers *kruiseappsv1alpha1.PersistentPodStateList) (field.ErrorList, []string) {
+			return ppsadmission.Validate(cur, old, peers.Items), nil
+		})
 }
 
 // injector is the module's part of the pod webhook: a pod a StatefulSet creates again under a name its

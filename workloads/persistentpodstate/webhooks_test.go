@@ -89,9 +89,9 @@ func TestInjector(t *testing.T) {
 	}
 }
 
-func newValidator(t *testing.T, objs ...client.Object) *validator {
+func newValidator(t *testing.T, objs ...client.Object) admission.Handler {
 	t.Helper()
-	return &validator{reader: reader(t, objs...), decoder: admission.NewDecoder(scheme(t))}
+	return validating(reader(t, objs...), admission.NewDecoder(scheme(t)))
 }
 
 func TestValidatingWebhook(t *testing.T) {
@@ -100,12 +100,12 @@ func TestValidatingWebhook(t *testing.T) {
 		`"spec":{"targetRef":{"apiVersion":"apps/v1","kind":"StatefulSet","name":"db"},` +
 		`"requiredPersistentTopology":{"nodeTopologyKeys":["` + zone + `"]}}}`
 	req := webhooktest.Request("PersistentPodState", "persistentpodstates", "ns", "web", admissionv1.Create, body, "")
-	if resp := v.validate(context.Background(), req); !resp.Allowed {
+	if resp := v.Handle(context.Background(), req); !resp.Allowed {
 		t.Errorf("a valid PersistentPodState refused: %v", resp.Result)
 	}
 	conflicting := strings.Replace(body, `"name":"db"`, `"name":"web"`, 1)
 	req = webhooktest.Request("PersistentPodState", "persistentpodstates", "ns", "web", admissionv1.Create, conflicting, "")
-	resp := v.validate(context.Background(), req)
+	resp := v.Handle(context.Background(), req)
 	if resp.Allowed || resp.Result.Code != http.StatusUnprocessableEntity ||
 		!strings.Contains(resp.Result.Message, "targetRef is in conflict with other PersistentPodState other") {
 		t.Errorf("a second PersistentPodState of StatefulSet web: allowed=%v %v", resp.Allowed, resp.Result)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,36 +47,19 @@ func (h Hooks) Register(srv webhook.Server, pods *webhooks.PodChain, validations
 	if h.Clock == nil {
 		h.Clock = clock.RealClock{}
 	}
-	v := &validator{reader: h.Client, decoder: admission.NewDecoder(h.Scheme)}
-	webhooks.Serve(srv, map[string]admission.Handler{ValidateWorkloadSpreadPath: webhooks.CreatesAndUpdates(v.validate)})
+	webhooks.Serve(srv, map[string]admission.Handler{ValidateWorkloadSpreadPath: validating(h.Client, admission.NewDecoder(h.Scheme))})
 	s := &spreader{reader: h.Client, ledger: &controller.Ledger{Client: h.Client, Live: h.Live}, clock: h.Clock}
 	pods.Add(s.mutate)
 	validations.Add(s.released)
 	return nil
 }
 
-type validator struct {
-	reader  client.Reader
-	decoder admission.Decoder
-}
-
-// validate refuses a WorkloadSpread that breaks the module's rules, naming every faulty field.
-func (v *validator) validate(ctx context.Context, req admission.Request) admission.Response {
-	cur, _, err := webhooks.Decode[kruiseappsv1alpha1.WorkloadSpread](v.decoder, req, "WorkloadSpread")
-	if err != nil {
-		return admission.Errored(http.StatusBadRequest, err)
-	}
-	if cur.Namespace == "" {
-		cur.Namespace = req.Namespace
-	}
-	others := &kruiseappsv1alpha1.WorkloadSpreadList{}
-	if err := v.reader.List(ctx, others, client.InNamespace(cur.Namespace)); err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("listing the WorkloadSpreads of %s: %w", cur.Namespace, err))
-	}
-	if errs := wsadmission.Validate(cur, others.Items); len(errs) > 0 {
-		return admission.Errored(http.StatusUnprocessableEntity, errs.ToAggregate())
-	}
-	return admission.Allowed("").WithWarnings(wsadmission.Warnings(cur)...)
+// validating refuses a WorkloadSpread that breaks the module's rules, naming every faulty field.
+func validating(reader client.Reader, decoder admission.Decoder) admission.Handler {
+	return webhooks.ValidatingWithPeers(decoder, reader, "WorkloadSpread",
+		func(cur, _ *kruiseappsv1alpha1.WorkloadSpread, peers *kruiseappsv1alpha1.WorkloadSpreadList) (field.ErrorList, []string) {
+			return wsadmission.Validate(cur, peers.Items), wsadmission.Warnings(cur)
+		})
 }
 
 // spreader is the module's part of the pod webhooks.
