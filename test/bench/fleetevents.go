@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -23,13 +24,28 @@ func fleetEvents(ctx context.Context, env *Env, begin time.Time) ([]reasonCount,
 	if err != nil {
 		return nil, fmt.Errorf("listing the fleet's events: %w", err)
 	}
-	counts := map[string]int{}
-	for _, e := range list.Items {
-		if !e.CreationTimestamp.Time.Before(begin.Truncate(time.Second)) {
-			counts[e.InvolvedObject.Kind+"/"+e.Reason]++
+	counts, warnings := countEvents(list.Items, begin)
+	for _, w := range warnings[:min(5, len(warnings))] {
+		env.Logf("warning events: %d× %s", w.Count, w.Key)
+	}
+	return counts, nil
+}
+
+// countEvents counts the events created since begin by involved kind and reason, and the Warning ones also by
+// message (its first 200 bytes), which says why the controllers failed.
+func countEvents(events []corev1.Event, begin time.Time) (byReason, warnings []reasonCount) {
+	reasons, messages := map[string]int{}, map[string]int{}
+	for _, e := range events {
+		if e.CreationTimestamp.Time.Before(begin.Truncate(time.Second)) {
+			continue
+		}
+		key := e.InvolvedObject.Kind + "/" + e.Reason
+		reasons[key] += max(1, int(e.Count))
+		if e.Type == corev1.EventTypeWarning {
+			messages[key+": "+e.Message[:min(200, len(e.Message))]] += max(1, int(e.Count))
 		}
 	}
-	return sortedCounts(counts), nil
+	return sortedCounts(reasons), sortedCounts(messages)
 }
 
 func sortedCounts(counts map[string]int) []reasonCount {
