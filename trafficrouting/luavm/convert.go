@@ -161,21 +161,11 @@ func (e *encoder) collect(t *lua.LTable) {
 }
 
 func (e *encoder) table(t *lua.LTable, depth int) (any, error) {
-	if slices.Contains(e.path, t) {
-		return nil, errors.New("cannot encode a table that contains itself")
+	base, err := e.enter(t, depth)
+	if err != nil {
+		return nil, err
 	}
-	if depth > maxNesting {
-		return nil, fmt.Errorf("cannot encode tables nested more than %d levels", maxNesting)
-	}
-	e.path = append(e.path, t)
-	base := len(e.entries)
-	defer func() {
-		e.path[len(e.path)-1] = nil
-		e.path = e.path[:len(e.path)-1]
-		clear(e.entries[base:])
-		e.entries = e.entries[:base]
-	}()
-	e.collect(t)
+	defer e.leave(base)
 	// Nested tables push their entries after these, so the view stays valid.
 	entries := e.entries[base:]
 	if n, ok := e.arrayLength(t, entries); ok {
@@ -185,6 +175,27 @@ func (e *encoder) table(t *lua.LTable, depth int) (any, error) {
 		return nil, nil
 	}
 	return e.object(entries, depth)
+}
+
+// enter puts t on the path and pushes its entries, from index base of e.entries; leave(base) takes them off.
+func (e *encoder) enter(t *lua.LTable, depth int) (base int, err error) {
+	if slices.Contains(e.path, t) {
+		return 0, errors.New("cannot encode a table that contains itself")
+	}
+	if depth > maxNesting {
+		return 0, fmt.Errorf("cannot encode tables nested more than %d levels", maxNesting)
+	}
+	e.path = append(e.path, t)
+	base = len(e.entries)
+	e.collect(t)
+	return base, nil
+}
+
+func (e *encoder) leave(base int) {
+	e.path[len(e.path)-1] = nil
+	e.path = e.path[:len(e.path)-1]
+	clear(e.entries[base:])
+	e.entries = e.entries[:base]
 }
 
 // arrayLength decides whether t goes out as an array and how long: a table from a JSON array whenever its
@@ -237,19 +248,28 @@ func (e *encoder) array(entries []entry, n int, depth int) (any, error) {
 func (e *encoder) object(entries []entry, depth int) (any, error) {
 	out := make(map[string]any, len(entries))
 	for _, en := range entries {
-		k, err := objectKey(en)
+		k, err := e.key(en)
 		if err != nil {
 			return nil, err
 		}
-		if err := e.spend(len(k)); err != nil {
-			return nil, err
-		}
-		e.checkUTF8(k)
 		if out[k], err = e.value(en.value, depth); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// key is an entry's key as an object member, charged and checked.
+func (e *encoder) key(en entry) (string, error) {
+	k, err := objectKey(en)
+	if err != nil {
+		return "", err
+	}
+	if err := e.spend(len(k)); err != nil {
+		return "", err
+	}
+	e.checkUTF8(k)
+	return k, nil
 }
 
 // objectKey names an entry's key in JSON: strings as they are, numbers in Lua's notation.

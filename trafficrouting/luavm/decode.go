@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+
+	lua "github.com/yuin/gopher-lua"
 )
 
 // returned is a script's converted return value; a nil value stands for an empty table without a JSON
@@ -114,4 +116,84 @@ func storeAny(v any, out *any) bool {
 	}
 	*out = v
 	return true
+}
+
+// fillMap stores t's members into *out, an empty map, as decode would store t's generic value, without
+// building that value (or, for map[string]string, boxing the strings). done is false, and *out as it was,
+// when t goes out as an array, a member does not fit E, or a string is not valid UTF-8 (JSON would alter
+// it): the generic path then takes over and meets the same errors in the same order.
+func fillMap[E any](sb *sandbox, t *lua.LTable, out *map[string]E, member memberFunc[E]) (done bool, err error) {
+	if out == nil || len(*out) > 0 {
+		return false, nil
+	}
+	e := sb.encoder(true, sb.lim.result)
+	defer sb.keepEncoder(e)
+	made := *out == nil
+	done, err = fillMembers(e, t, out, member)
+	if err != nil || !done {
+		if made {
+			*out = nil
+		} else {
+			clear(*out)
+		}
+	}
+	if err != nil {
+		return true, resultError(err)
+	}
+	return done, nil
+}
+
+// memberFunc converts a member's value; ok is false when it does not fit E.
+type memberFunc[E any] func(e *encoder, v lua.LValue) (value E, ok bool, err error)
+
+// fillMembers walks t as encoder.value would at the top level, spending the same budget.
+func fillMembers[E any](e *encoder, t *lua.LTable, out *map[string]E, member memberFunc[E]) (bool, error) {
+	if err := e.spend(8); err != nil {
+		return true, err
+	}
+	base, err := e.enter(t, 1)
+	if err != nil {
+		return true, err
+	}
+	defer e.leave(base)
+	entries := e.entries[base:]
+	if _, isArray := e.arrayLength(t, entries); isArray {
+		return false, nil
+	}
+	if *out == nil {
+		*out = make(map[string]E, len(entries))
+	}
+	for _, en := range entries {
+		k, err := e.key(en)
+		if err != nil {
+			return true, err
+		}
+		v, ok, err := member(e, en.value)
+		if err != nil {
+			return true, err
+		}
+		if !ok {
+			return false, nil
+		}
+		(*out)[k] = v
+	}
+	return e.validUTF8, nil
+}
+
+func anyMember(e *encoder, v lua.LValue) (any, bool, error) {
+	out, err := e.value(v, 1)
+	return out, true, err
+}
+
+// stringMember takes strings as encoder.value does; other values (Unmarshal rejects them) do not fit.
+func stringMember(e *encoder, v lua.LValue) (string, bool, error) {
+	s, ok := v.(lua.LString)
+	if !ok {
+		return "", false, nil
+	}
+	if err := e.spend(8); err != nil {
+		return "", true, err
+	}
+	e.checkUTF8(string(s))
+	return string(s), true, e.spend(len(s))
 }

@@ -1,11 +1,13 @@
 package luavm
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	lua "github.com/yuin/gopher-lua"
 )
 
 var decodeSeeds = []string{
@@ -18,6 +20,8 @@ func decodeTargets() map[string]func() any {
 	return map[string]func() any{
 		"nil map[string]any":      func() any { return new(map[string]any) },
 		"map[string]any":          func() any { return &map[string]any{"keep": 1.0, "a": "old"} },
+		"empty map[string]any":    func() any { return &map[string]any{} },
+		"empty map[string]string": func() any { return &map[string]string{} },
 		"nil map[string]string":   func() any { return new(map[string]string) },
 		"map[string]string":       func() any { return &map[string]string{"keep": "1", "a": "old"} },
 		"nil any":                 func() any { return new(any) },
@@ -102,4 +106,66 @@ func TestInvalidUTF8GoesThroughJSON(t *testing.T) {
 	if err := vm.Eval(t.Context(), script, nil, &anys); err != nil || anys["k\ufffd"] != "a\ufffdb" {
 		t.Errorf("map[string]any: %q, %v", anys, err)
 	}
+}
+
+// resultScripts return objects, arrays, empty tables of each origin, members that fit only some targets,
+// invalid UTF-8, and values that cannot be encoded.
+var resultScripts = []string{
+	`return {}`, `return {a = "x", b = "y"}`, `return {a = 1}`, `return {a = true}`, `return {a = {b = {1, "x"}}}`,
+	`return {1, 2}`, `return {[1] = "x", y = "z"}`, `return {[1.5] = "x"}`, `return {[2] = "x"}`, `return obj`,
+	`return obj.list`, `return obj.empty`, `return obj.emptyList`, `return {a = obj.empty, b = obj.emptyList}`,
+	`return {["k\255"] = "v"}`, `return {k = "v\255"}`, `return {a = "x", f = pairs}`, `return {f = pairs, a = 1}`,
+	`local t = {} t.t = t return t`, `return {a = string.rep("x", 100)}`, `return {a = 0/0}`, `return "x"`,
+	`return 1`, `return {[true] = 1}`, `return {a = "x", n = 1, [3] = "y"}`,
+}
+
+// TestFilledMapsMatchTheGenericPath decodes each result into each target directly where fillMap takes it
+// and through the generic value, and wants the same out and the same error.
+func TestFilledMapsMatchTheGenericPath(t *testing.T) {
+	vm := New(Options{})
+	vm.limits.result = 100
+	in := map[string]any{"a": "x", "list": []any{1}, "empty": map[string]any{}, "emptyList": []any{}}
+	for _, script := range resultScripts {
+		for name, target := range decodeTargets() {
+			direct, generic := target(), target()
+			directErr := decodeWith(t, vm, script, in, func(sb *sandbox, ret lua.LValue) error {
+				return sb.decode(ret, direct)
+			})
+			genericErr := decodeWith(t, vm, script, in, func(sb *sandbox, ret lua.LValue) error {
+				r, err := sb.result(ret)
+				if err != nil {
+					return err
+				}
+				return decodeResult(r, generic)
+			})
+			if fmt.Sprint(directErr) != fmt.Sprint(genericErr) {
+				t.Errorf("%s into %s: error %v, the generic path's %v", script, name, directErr, genericErr)
+			}
+			if diff := cmp.Diff(generic, direct); diff != "" {
+				t.Errorf("%s into %s (-generic +direct):\n%s", script, name, diff)
+			}
+		}
+	}
+}
+
+// decodeWith runs script on in in a new state and decodes its result with decode.
+func decodeWith(t *testing.T, vm *VM, script string, in any,
+	decode func(sb *sandbox, ret lua.LValue) error) error {
+	t.Helper()
+	sb := newSandbox(vm.opts)
+	defer sb.L.Close()
+	proto, err := vm.cache.compile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := sb.prepare(vm.limits)
+	obj, err := sb.inputToLua(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ret, _, err := vm.run(context.Background(), sb, proto, env, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decode(sb, ret)
 }

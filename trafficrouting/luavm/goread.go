@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,10 +27,12 @@ const maxGoDepth = 1000
 // text encoding, json.Number, []byte, NaN, a deeper nesting), and the caller takes the JSON path, which
 // either gives the same value or reports why JSON cannot carry v.
 func (sb *sandbox) goToLua(v any) (lua.LValue, bool) {
-	c := &goReader{sb: sb, members: sb.scratch.members[:0], elems: sb.scratch.elems[:0]}
+	c := &goReader{sb: sb, members: sb.scratch.members[:0], elems: sb.scratch.elems[:0],
+		pending: sb.scratch.pending[:0], pendingValues: sb.scratch.pendingValues[:0]}
 	lv, ok := c.value(v, 0)
-	if cap(c.members)+cap(c.elems) <= maxKeptScratch {
+	if cap(c.members)+cap(c.elems)+cap(c.pending)+cap(c.pendingValues) <= maxKeptScratch {
 		sb.scratch.members, sb.scratch.elems = c.members[:0], c.elems[:0]
+		sb.scratch.pending, sb.scratch.pendingValues = c.pending[:0], c.pendingValues[:0]
 	}
 	return lv, ok
 }
@@ -39,6 +42,20 @@ type goReader struct {
 	// members and elems are stacks of the objects and arrays being converted, as in jsonReader.
 	members []member
 	elems   []lua.LValue
+	// pending and pendingValues are stacks of the members of the maps being converted, sorted before
+	// their values are.
+	pending       []pendingMember
+	pendingValues []pendingValue
+}
+
+type pendingMember struct {
+	key   string
+	value any
+}
+
+type pendingValue struct {
+	key   string
+	value reflect.Value
 }
 
 // value converts the types json.Unmarshal produces and the common map types directly, others by reflection.
@@ -71,19 +88,30 @@ func (c *goReader) value(v any, depth int) (lua.LValue, bool) {
 	return c.reflected(reflect.ValueOf(v), depth)
 }
 
+// anyMap converts m's members in key order, so that tables are built in an order that depends only on the
+// input's shape (see recycler).
 func (c *goReader) anyMap(m map[string]any, depth int) (lua.LValue, bool) {
 	if m == nil {
 		return lua.LNil, true
 	}
-	base := len(c.members)
+	base := len(c.pending)
 	for k, e := range m {
-		ev, ok := c.value(e, depth+1)
-		if !ok || !utf8.ValidString(k) {
+		c.pending = append(c.pending, pendingMember{key: k, value: e})
+	}
+	slices.SortFunc(c.pending[base:], func(a, b pendingMember) int { return strings.Compare(a.key, b.key) })
+	membersBase := len(c.members)
+	// Nested maps push above these; index rather than range, as the stack may move.
+	for i := base; i < base+len(m); i++ {
+		p := c.pending[i]
+		ev, ok := c.value(p.value, depth+1)
+		if !ok || !utf8.ValidString(p.key) {
 			return c.abandon()
 		}
-		c.members = append(c.members, member{k, ev})
+		c.members = append(c.members, member{p.key, ev})
 	}
-	return c.object(base), true
+	clear(c.pending[base:])
+	c.pending = c.pending[:base]
+	return c.object(membersBase), true
 }
 
 func (c *goReader) stringMap(m map[string]string) (lua.LValue, bool) {
@@ -175,16 +203,24 @@ func (c *goReader) reflectedMap(rv reflect.Value, depth int) (lua.LValue, bool) 
 			return c.value(m, depth)
 		}
 	}
-	base := len(c.members)
+	// In key order, as in anyMap.
+	base := len(c.pendingValues)
 	for it := rv.MapRange(); it.Next(); {
-		k := it.Key().String()
-		ev, ok := c.reflected(it.Value(), depth+1)
-		if !ok || !utf8.ValidString(k) {
+		c.pendingValues = append(c.pendingValues, pendingValue{key: it.Key().String(), value: it.Value()})
+	}
+	slices.SortFunc(c.pendingValues[base:], func(a, b pendingValue) int { return strings.Compare(a.key, b.key) })
+	membersBase := len(c.members)
+	for i := base; i < base+rv.Len(); i++ {
+		p := c.pendingValues[i]
+		ev, ok := c.reflected(p.value, depth+1)
+		if !ok || !utf8.ValidString(p.key) {
 			return c.abandon()
 		}
-		c.members = append(c.members, member{k, ev})
+		c.members = append(c.members, member{p.key, ev})
 	}
-	return c.object(base), true
+	clear(c.pendingValues[base:])
+	c.pendingValues = c.pendingValues[:base]
+	return c.object(membersBase), true
 }
 
 func (c *goReader) reflectedArray(rv reflect.Value, depth int) (lua.LValue, bool) {
@@ -237,6 +273,10 @@ func (c *goReader) abandon() (lua.LValue, bool) {
 	c.members = c.members[:0]
 	clear(c.elems)
 	c.elems = c.elems[:0]
+	clear(c.pending)
+	c.pending = c.pending[:0]
+	clear(c.pendingValues)
+	c.pendingValues = c.pendingValues[:0]
 	return nil, false
 }
 

@@ -170,7 +170,7 @@ func TestDirectInputsConvertDirectly(t *testing.T) {
 		if _, ok := sb.goToLua(inputs[name]); !ok {
 			t.Errorf("%s took the JSON path", name)
 		}
-		if len(sb.scratch.members)+len(sb.scratch.elems) != 0 {
+		if len(sb.scratch.members)+len(sb.scratch.elems)+len(sb.scratch.pending)+len(sb.scratch.pendingValues) != 0 {
 			t.Errorf("%s left entries on the stacks", name)
 		}
 	}
@@ -180,7 +180,7 @@ func TestDirectInputsConvertDirectly(t *testing.T) {
 		if _, ok := sb.goToLua(inputs[name]); ok {
 			t.Errorf("%s was converted directly", name)
 		}
-		if len(sb.scratch.members)+len(sb.scratch.elems) != 0 {
+		if len(sb.scratch.members)+len(sb.scratch.elems)+len(sb.scratch.pending)+len(sb.scratch.pendingValues) != 0 {
 			t.Errorf("%s left entries on the stacks", name)
 		}
 	}

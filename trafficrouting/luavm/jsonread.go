@@ -45,10 +45,12 @@ func (sb *sandbox) readJSON(data []byte) (lua.LValue, bool) {
 // maxKeptScratch bounds the stacks a pooled state keeps, so one huge document does not stay with it.
 const maxKeptScratch = 4096
 
-// scratch holds the reader's stacks between calls.
+// scratch holds the readers' stacks between calls.
 type scratch struct {
-	members []member
-	elems   []lua.LValue
+	members       []member
+	elems         []lua.LValue
+	pending       []pendingMember
+	pendingValues []pendingValue
 }
 
 type member struct {
@@ -162,18 +164,34 @@ func (r *jsonReader) member() (member, bool) {
 	return member{key, v}, ok
 }
 
-// objectTable builds the table of an object's members; it sorts them.
+// objectTable builds the table of an object's members, or refills the previous obj's table that held the
+// same keys; it sorts and compacts members in place.
 func (sb *sandbox) objectTable(members []member) *lua.LTable {
 	slices.SortStableFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
-	t := sb.L.CreateTable(0, len(members))
+	members = settled(members)
+	t := sb.rec.object(members)
+	if t == nil {
+		t = sb.L.CreateTable(0, len(members))
+	}
+	for _, m := range members {
+		t.RawSetString(m.key, m.value)
+	}
+	t.Metatable = sb.objectMT
+	sb.rec.keepObject(t, members)
+	return t
+}
+
+// settled keeps of sorted members what the table holds, in place: like json.Unmarshal into a map, the last of
+// duplicate keys wins, and null members are left out.
+func settled(members []member) []member {
+	out := members[:0]
 	for i, m := range members {
 		last := i == len(members)-1 || members[i+1].key != m.key
 		if last && m.value != lua.LNil {
-			t.RawSetString(m.key, m.value)
+			out = append(out, m)
 		}
 	}
-	t.Metatable = sb.objectMT
-	return t
+	return out
 }
 
 // array reads the elements after '[' into a sequence, nulls included as nil.
@@ -201,13 +219,17 @@ func (r *jsonReader) array() (*lua.LTable, bool) {
 	return r.sb.arrayTable(r.elems[base:]), true
 }
 
-// arrayTable builds the sequence of elems, nils included.
+// arrayTable builds the sequence of elems, nils included, or refills an array of the previous obj.
 func (sb *sandbox) arrayTable(elems []lua.LValue) *lua.LTable {
-	t := sb.L.CreateTable(len(elems), 0)
+	t := sb.rec.array(len(elems))
+	if t == nil {
+		t = sb.L.CreateTable(len(elems), 0)
+	}
 	for i, e := range elems {
 		t.RawSetInt(i+1, e)
 	}
 	t.Metatable = sb.arrayMT
+	sb.rec.keepArray(t)
 	return t
 }
 

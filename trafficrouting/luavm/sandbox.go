@@ -39,6 +39,8 @@ type sandbox struct {
 	// scratch is reused by the JSON reader, enc by the conversions to Go.
 	scratch scratch
 	enc     encoder
+	// rec keeps the tables of the previous call's obj for this call's.
+	rec recycler
 	// builtins are one value of each type other than string whose metatable the state holds, rather than the
 	// value (setmetatable(1, mt) sets the metatable of all numbers).
 	builtins []lua.LValue
@@ -151,18 +153,47 @@ func (sb *sandbox) call(proto *lua.FunctionProto, env *lua.LTable, in lua.LValue
 	return ret, nil
 }
 
+// decode stores the script's return value into out as json.Unmarshal would store its JSON: an object into an
+// empty map[string]any or map[string]string directly, anything else through the value in json.Unmarshal's
+// generic form.
+func (sb *sandbox) decode(ret lua.LValue, out any) error {
+	if ret == lua.LNil {
+		return fmt.Errorf("%w: the script returned nil", ErrScript)
+	}
+	if t, ok := ret.(*lua.LTable); ok {
+		var done bool
+		var err error
+		switch out := out.(type) {
+		case *map[string]any:
+			done, err = fillMap(sb, t, out, anyMember)
+		case *map[string]string:
+			done, err = fillMap(sb, t, out, stringMember)
+		}
+		if done {
+			return err
+		}
+	}
+	r, err := sb.result(ret)
+	if err != nil {
+		return err
+	}
+	return decodeResult(r, out)
+}
+
 // result converts the script's return value; nil stands for an empty table without a JSON origin. validUTF8
 // tells whether every string in it is valid UTF-8, so that JSON would carry it unchanged.
-func (sb *sandbox) result(ret lua.LValue) (v any, validUTF8 bool, err error) {
-	if ret == lua.LNil {
-		return nil, false, fmt.Errorf("%w: the script returned nil", ErrScript)
-	}
+func (sb *sandbox) result(ret lua.LValue) (returned, error) {
 	e := sb.encoder(true, sb.lim.result)
 	defer sb.keepEncoder(e)
-	if v, err = e.value(ret, 0); err != nil {
-		return nil, false, fmt.Errorf("%w: return value: %w", ErrScript, err)
+	v, err := e.value(ret, 0)
+	if err != nil {
+		return returned{}, resultError(err)
 	}
-	return v, e.validUTF8, nil
+	return returned{value: v, validUTF8: e.validUTF8}, nil
+}
+
+func resultError(err error) error {
+	return fmt.Errorf("%w: return value: %w", ErrScript, err)
 }
 
 // charge accounts n bytes a builtin is about to create and raises a Lua error past the limits.

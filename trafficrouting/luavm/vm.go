@@ -135,16 +135,19 @@ func (v *VM) evalIn(ctx context.Context, sb *sandbox, proto *lua.FunctionProto, 
 	if err != nil {
 		return false, fmt.Errorf("converting the input to JSON: %w", err)
 	}
-	result, clean, err := v.run(ctx, sb, proto, env, in)
+	ret, clean, err := v.run(ctx, sb, proto, env, in)
 	if err != nil {
 		return false, err
 	}
-	err = decodeResult(result, out)
+	err = sb.decode(ret, out)
 	return clean && err == nil, err
 }
 
-// inputToLua converts input directly when it can, else through its JSON.
+// inputToLua converts input directly when it can, else through its JSON, reusing the previous input's tables
+// where they fit.
 func (sb *sandbox) inputToLua(input any) (lua.LValue, error) {
+	sb.rec.begin()
+	defer sb.rec.end()
 	if in, ok := sb.goToLua(input); ok {
 		return in, nil
 	}
@@ -152,28 +155,29 @@ func (sb *sandbox) inputToLua(input any) (lua.LValue, error) {
 	if err != nil {
 		return lua.LNil, err
 	}
+	// The abandoned attempt's tables are garbage; the JSON path may take the previous input's again.
+	sb.rec.begin()
 	return sb.jsonToLua(data)
 }
 
-// run executes proto in sb with the environment env and obj set to in; clean tells whether the call ended
-// without an error before its context did.
+// run executes proto in sb with the environment env and obj set to in and returns the script's first
+// result; clean tells whether the call ended without an error before its context did.
 func (v *VM) run(ctx context.Context, sb *sandbox, proto *lua.FunctionProto, env *lua.LTable, in lua.LValue) (
-	r returned, clean bool, err error) {
+	ret lua.LValue, clean bool, err error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, v.opts.Timeout, v.timedOut)
 	defer cancel()
 	if ctx.Err() != nil {
-		return returned{}, false, interrupted(ctx)
+		return nil, false, interrupted(ctx)
 	}
 	sb.L.SetContext(ctx)
-	ret, err := sb.call(proto, env, in)
+	ret, err = sb.call(proto, env, in)
 	if err != nil {
 		if ctx.Err() != nil {
-			return returned{}, false, interrupted(ctx)
+			return nil, false, interrupted(ctx)
 		}
-		return returned{}, false, scriptError(err)
+		return nil, false, scriptError(err)
 	}
-	r.value, r.validUTF8, err = sb.result(ret)
-	return r, err == nil && ctx.Err() == nil, err
+	return ret, ctx.Err() == nil, nil
 }
 
 func (v *VM) acquire() *sandbox {

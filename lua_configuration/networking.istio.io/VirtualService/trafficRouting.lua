@@ -42,17 +42,25 @@ local function stringMatch(rule, defaultType)
   return {[matchKinds[rule.type or defaultType] or "exact"] = rule.value}
 end
 
+-- Absent lists are skipped rather than iterated as new empty tables (here and below): every table a script
+-- makes is garbage for the manager to collect.
+local function addRules(result, field, rules)
+  if not rules then
+    return
+  end
+  for _, rule in ipairs(rules) do
+    result[field] = result[field] or {}
+    result[field][rule.name] = stringMatch(rule, "Exact")
+  end
+end
+
 local function istioMatch(match)
   local result = {}
   if match.path then
     result.uri = stringMatch(match.path, "PathPrefix")
   end
-  for _, field in ipairs({"headers", "queryParams"}) do
-    for _, rule in ipairs(match[field] or {}) do
-      result[field] = result[field] or {}
-      result[field][rule.name] = stringMatch(rule, "Exact")
-    end
-  end
+  addRules(result, "headers", match.headers)
+  addRules(result, "queryParams", match.queryParams)
   return result
 end
 
@@ -119,8 +127,10 @@ if obj.matches and #obj.matches > 0 then
   prependMatchRoutes(obj.matches)
 else
   for _, protocol in ipairs({"http", "tcp", "tls"}) do
-    for _, rule in ipairs(spec[protocol] or {}) do
-      splitRule(rule)
+    if spec[protocol] then
+      for _, rule in ipairs(spec[protocol]) do
+        splitRule(rule)
+      end
     end
   end
 end
