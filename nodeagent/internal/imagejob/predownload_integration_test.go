@@ -1,16 +1,26 @@
 package imagejob_test
 
 import (
+	"context"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/flotilla-dev/flotilla/rollout/feature"
+	"github.com/flotilla-dev/flotilla/rollout/module"
 	"github.com/flotilla-dev/flotilla/test/managertest"
+	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/cloneset"
 )
 
 // The ImagePullJob a CloneSet's image pre-download creates (workloads/cloneset/internal/plan preDownloadJob:
@@ -64,4 +74,120 @@ func (e *env) pod(name, node string, labels map[string]string) {
 	e.t.Helper()
 	managertest.Create(e.t, e.c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name, Labels: labels},
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "main", Image: "nginx:1"}}}})
+}
+
+// The CloneSet controller and the ImagePullJob controller together: an InPlaceIfPossible CloneSet held by a
+// partition gets a new image; the job its pre-download creates is picked up, the nodes of its pods (and no
+// other) get the tag with the timeout of the CloneSet's annotation and upstream's single retry, and once their
+// agents (the test) report success the job completes and takes its tags back.
+func TestCloneSetPreDownloadEndToEnd(t *testing.T) {
+	gate, err := feature.NewGate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gate.Set(string(feature.PreDownloadImageForInPlaceUpdate) + "=true"); err != nil {
+		t.Fatal(err)
+	}
+	e := startWith(t, startOptions{
+		setup: func(mgr ctrl.Manager) error {
+			return cloneset.SetupWithManager(t.Context(), mgr, module.Options{Features: feature.Resolve(gate),
+				PodMutations: &webhooks.PodChain{}, InPlaceUpdates: &module.InPlaceUpdateChecks{}})
+		},
+		configure: []func(*ctrl.Options){func(o *ctrl.Options) { o.WebhookServer = unservedWebhooks{webhook.NewServer(webhook.Options{})} }},
+	})
+	nodes := e.nodes(3)
+	cs := &kruiseappsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web", Annotations: map[string]string{
+		kruiseappsv1alpha1.ImagePreDownloadTimeoutSecondsKey: "45", kruiseappsv1alpha1.ImagePreDownloadParallelismKey: "2"}},
+		Spec: kruiseappsv1alpha1.CloneSetSpec{
+			Replicas: ptr.To[int32](4),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "nginx:1"}}}},
+			UpdateStrategy: kruiseappsv1alpha1.CloneSetUpdateStrategy{Type: kruiseappsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType,
+				Partition: ptr.To(intstr.FromInt32(4))},
+		}}
+	managertest.Create(t, e.c, cs)
+	// No scheduler runs: the test binds the CloneSet's pods to the first two nodes, two each.
+	e.bindPods(cs, nodes[:2])
+
+	managertest.Eventually(t, itTimeout, "the new image in the template", func(ctx context.Context) (bool, error) {
+		if err := e.get(cs); err != nil {
+			return false, err
+		}
+		cs.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+		err := e.c.Update(ctx, cs)
+		return err == nil, ignoreConflict(err)
+	})
+	job := &kruiseappsv1alpha1.ImagePullJob{}
+	managertest.Eventually(t, itTimeout, "the CloneSet's pre-download job", func(ctx context.Context) (bool, error) {
+		jobs := &kruiseappsv1alpha1.ImagePullJobList{}
+		if err := e.c.List(ctx, jobs, client.InNamespace(e.ns)); err != nil || len(jobs.Items) != 1 {
+			return false, err
+		}
+		*job = jobs.Items[0]
+		return true, nil
+	})
+	if job.Spec.Image != "nginx:2" || metav1.GetControllerOf(job).UID != cs.UID {
+		t.Fatalf("job %+v", job)
+	}
+	e.waitJob(job, "the pods' nodes pulling", func(s kruiseappsv1alpha1.ImagePullJobStatus) bool { return s.Desired == 2 && s.Active == 2 })
+	if got := e.ownedBy(job, "nginx", "2", nodes); !slices.Equal(got, nodes[:2]) {
+		t.Fatalf("nodes with the job's tag %v, want those of the pods %v", got, nodes[:2])
+	}
+	for _, n := range nodes[:2] {
+		spec, _ := e.tag(n, "nginx", "2")
+		if pp := spec.PullPolicy; pp == nil {
+			t.Errorf("%s: tag without a pull policy", n)
+		} else if ptr.Deref(pp.TimeoutSeconds, 0) != 45 || ptr.Deref(pp.BackoffLimit, -1) != 1 {
+			t.Errorf("%s: tag pull policy timeout %d s, backoff limit %d; want the annotation's 45 s and 1", n,
+				ptr.Deref(pp.TimeoutSeconds, 0), ptr.Deref(pp.BackoffLimit, -1))
+		}
+	}
+
+	e.report(nodes[0], "nginx", "2", succeeded, "")
+	e.report(nodes[1], "nginx", "2", succeeded, "")
+	job = e.waitJob(job, "completed", func(s kruiseappsv1alpha1.ImagePullJobStatus) bool { return s.CompletionTime != nil })
+	if s := job.Status; s.Desired != 2 || s.Succeeded != 2 || s.Failed != 0 || s.Message != "job has completed" {
+		t.Errorf("final status %+v", s)
+	}
+	managertest.Eventually(t, itTimeout, "the job's tags taken back", func(context.Context) (bool, error) {
+		return len(e.ownedBy(job, "nginx", "2", nodes)) == 0, nil
+	})
+	if err := e.get(cs); err != nil || cs.Status.UpdatedReplicas != 0 {
+		t.Errorf("the partition let pods update: %d updated (%v)", cs.Status.UpdatedReplicas, err)
+	}
+}
+
+// bindPods waits for the CloneSet's pods and binds them to nodes in turn, as a scheduler would.
+func (e *env) bindPods(cs *kruiseappsv1alpha1.CloneSet, nodes []string) {
+	e.t.Helper()
+	pods := &corev1.PodList{}
+	managertest.Eventually(e.t, itTimeout, "the CloneSet's pods", func(ctx context.Context) (bool, error) {
+		err := e.c.List(ctx, pods, client.InNamespace(cs.Namespace), client.MatchingLabels(cs.Spec.Selector.MatchLabels))
+		return err == nil && int32(len(pods.Items)) == *cs.Spec.Replicas, err
+	})
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name},
+			Target: corev1.ObjectReference{Kind: "Node", Name: nodes[i%len(nodes)]}}
+		if err := e.c.SubResource("binding").Create(e.t.Context(), p, binding); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+func ignoreConflict(err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// unservedWebhooks holds the webhooks a module registers without serving them: the test's API server calls
+// none, and a served one would want certificates.
+type unservedWebhooks struct{ webhook.Server }
+
+func (unservedWebhooks) Start(ctx context.Context) error {
+	<-ctx.Done()
+	return nil
 }

@@ -6,12 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -232,4 +234,45 @@ func TestGoneNodeFails(t *testing.T) {
 	if s := job.Status; s.Succeeded != 1 || s.Failed != 1 || s.Desired != 2 {
 		t.Errorf("final status %+v", s)
 	}
+}
+
+// A node whose agent never reports the tag (dead, or the node NotReady) fails a minute after the tag was
+// written, naming the node and why; a node whose agent reported in time keeps pulling, and the job completes.
+// The controller's clock is moved instead of waiting the minute; the other nodes' reports wake the job.
+func TestSilentNodeFails(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	e := startWithClock(t, clk)
+	nodes := e.nodes(3)
+	job := e.job("silent", "nginx:1.27", func(j *kruiseappsv1alpha1.ImagePullJob) {
+		j.Spec.Selector = e.selector()
+		j.Spec.Parallelism = ptr.To(intstr.FromInt32(3))
+	})
+	e.waitJob(job, "three nodes pulling", func(s kruiseappsv1alpha1.ImagePullJobStatus) bool { return s.Active == 3 })
+
+	clk.Step(plan.ResponseTimeout / 2)
+	e.report(nodes[0], "nginx", "1.27", pulling, "")
+	e.waitJob(job, "all still pulling half a minute on", func(s kruiseappsv1alpha1.ImagePullJobStatus) bool {
+		return s.Active == 3 && s.Failed == 0
+	})
+	clk.Step(plan.ResponseTimeout/2 + time.Second)
+	e.report(nodes[2], "nginx", "1.27", succeeded, "")
+	job = e.waitJob(job, "the silent node failed", func(s kruiseappsv1alpha1.ImagePullJobStatus) bool {
+		return s.Failed == 1 && s.Succeeded == 1 && s.Active == 1 && s.CompletionTime == nil
+	})
+	if s := job.Status; !slices.Equal(s.FailedNodes, nodes[1:2]) || !strings.Contains(s.Message, nodes[1]+": "+plan.MessageNoResponse) {
+		t.Errorf("status %+v", s)
+	}
+	if active := job.Annotations[plan.ActiveNodesAnnotation]; active != nodes[0] {
+		t.Errorf("active nodes %q, want only %s, which reported in time", active, nodes[0])
+	}
+	e.waitReasons("ImagePullJob", "silent", plan.ReasonNoNodeAgent)
+
+	e.report(nodes[0], "nginx", "1.27", succeeded, "")
+	job = e.waitJob(job, "completed", func(s kruiseappsv1alpha1.ImagePullJobStatus) bool { return s.CompletionTime != nil })
+	if s := job.Status; s.Succeeded != 2 || s.Failed != 1 || s.Desired != 3 || !slices.Equal(s.FailedNodes, nodes[1:2]) {
+		t.Errorf("final status %+v", s)
+	}
+	managertest.Eventually(t, itTimeout, "the silent node's tag taken back", func(context.Context) (bool, error) {
+		return len(e.ownedBy(job, "nginx", "1.27", nodes)) == 0, nil
+	})
 }

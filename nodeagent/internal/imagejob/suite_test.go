@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -52,6 +53,25 @@ type env struct {
 // start runs the NodeImage, ImagePullJob and ImageListPullJob controllers until the test ends.
 func start(t *testing.T) *env {
 	t.Helper()
+	return startWith(t, startOptions{})
+}
+
+// startWithClock is start with the ImagePullJob controller reading clk.
+func startWithClock(t *testing.T, clk clock.PassiveClock) *env {
+	t.Helper()
+	return startWith(t, startOptions{clock: clk})
+}
+
+// startOptions change what start runs: the ImagePullJob controller's clock (nil: the real one), more
+// controllers on the same manager (setup) and the manager's options (configure).
+type startOptions struct {
+	clock     clock.PassiveClock
+	setup     func(ctrl.Manager) error
+	configure []func(*ctrl.Options)
+}
+
+func startWith(t *testing.T, o startOptions) *env {
+	t.Helper()
 	managertest.RequireCluster(t, cfg)
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme)
 	c := managertest.DirectClient(t, cfg, scheme)
@@ -61,11 +81,17 @@ func start(t *testing.T) *env {
 		if err := (&nodeimagemanager.Reconciler{}).SetupWithManager(mgr); err != nil {
 			return err
 		}
-		if err := (&imagejob.PullJobReconciler{ConfigNamespace: e.cfgNS}).SetupWithManager(mgr); err != nil {
+		if err := (&imagejob.PullJobReconciler{ConfigNamespace: e.cfgNS, Clock: o.clock}).SetupWithManager(mgr); err != nil {
 			return err
 		}
-		return (&imagejob.ListJobReconciler{}).SetupWithManager(mgr)
-	})
+		if err := (&imagejob.ListJobReconciler{}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+		if o.setup != nil {
+			return o.setup(mgr)
+		}
+		return nil
+	}, o.configure...)
 	return e
 }
 

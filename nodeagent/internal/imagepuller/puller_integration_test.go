@@ -279,6 +279,39 @@ func TestTimesOutAPullTheRuntimeHolds(t *testing.T) {
 	})
 }
 
+// A tag's activeDeadlineSeconds ends its task, however long its timeout and however many retries it has left:
+// against a runtime that never answers, the one attempt is stopped at the deadline and the tag fails with
+// upstream's message, counted and reported as a deadline.
+func TestStopsAPullAtItsActiveDeadline(t *testing.T) {
+	const ref = "example.com/late:1"
+	stubborn := &stubbornImages{ref: ref, release: make(chan struct{})}
+	a := startPullerWith(t, func(rt cri.Images) cri.Images { stubborn.Images = rt; return stubborn })
+	t.Cleanup(func() { close(stubborn.release) })
+	deadlines := func() float64 { return managertest.Counter(t, PullsName, map[string]string{"result": ReasonDeadline}) }
+	before := deadlines()
+	a.create(map[string]kruiseappsv1alpha1.ImageSpec{"example.com/late": tags(kruiseappsv1alpha1.ImageTagSpec{Tag: "1",
+		PullPolicy: &kruiseappsv1alpha1.ImageTagPullPolicy{TimeoutSeconds: ptr.To[int32](600), BackoffLimit: ptr.To[int32](3),
+			ActiveDeadlineSeconds: ptr.To[int64](2)}})})
+
+	a.eventually("the tag failed", func() bool { return a.tag("example.com/late").Phase == kruiseappsv1alpha1.ImagePhaseFailed })
+	s := a.tag("example.com/late")
+	if s.Message != MessageDeadlineExceeded || s.StartTime == nil || s.CompletionTime == nil {
+		t.Fatalf("status %+v", s)
+	}
+	if took := s.CompletionTime.Sub(s.StartTime.Time); took < 1500*time.Millisecond || took > 4*time.Second {
+		t.Errorf("the task ran %v, want about its 2 s deadline", took)
+	}
+	if starts := stubborn.pullStarts(); len(starts) != 1 {
+		t.Errorf("%d attempts, want the one the deadline stopped", len(starts))
+	}
+	if got := deadlines() - before; got != 1 {
+		t.Errorf("%s{result=%s} grew by %v, want 1", PullsName, ReasonDeadline, got)
+	}
+	a.eventually("a PullImageFailed event for the deadline", func() bool {
+		return slices.Contains(a.eventNotes(EventPullFailed), "Image "+ref+": "+ReasonDeadline+": "+MessageDeadlineExceeded)
+	})
+}
+
 func (a *agent) pullsOf(ref string) int {
 	n := 0
 	for _, p := range a.rt.Pulls() {

@@ -76,3 +76,10 @@ func tagged(name string, owners []types.UID, phase kruiseappsv1alpha1.ImagePullP
 	}
 	return ni
 }
+
+// asked sets the creation time of ni's nginx:1.27 tag to at(s).
+func asked(s int, ni *kruiseappsv1alpha1.NodeImage) *kruiseappsv1alpha1.NodeImage {
+	img := ni.Spec.Images["nginx"]
+	img.Tags[0].CreatedAt = mtime(s)
+	return ni
+}

@@ -22,6 +22,8 @@ const (
 	ReasonNodeGone         = "NodeGone"
 	ReasonDeadlineExceeded = "DeadlineExceeded"
 	ReasonCompleted        = "Completed"
+	// ReasonNoNodeAgent is the reason the ContainerRecreateRequest manager gives for the same silence.
+	ReasonNoNodeAgent = "NodeAgentNotResponding"
 )
 
 // Messages of the failures the controller decides itself; the agent reports the others.
@@ -30,6 +32,15 @@ const (
 	MessageDeadlinePulling = "the job exceeded its activeDeadlineSeconds while the node pulled"
 	MessageDeadlineWaiting = "the job exceeded its activeDeadlineSeconds before the node started"
 )
+
+// ResponseTimeout is how long a node's agent has to report, in any phase, the version of the tag the job
+// wrote into its NodeImage before the node counts as failed: a dead agent or a NotReady node never reports,
+// and the job would wait for it forever. Upstream's NodeImage controller fails such a tag after the same minute.
+const ResponseTimeout = time.Minute
+
+// MessageNoResponse is the failure of a node whose agent did not report in time (upstream's status message,
+// and why).
+var MessageNoResponse = fmt.Sprintf("node has not responded for a long time: its agent did not report the image within %s", ResponseTimeout)
 
 // ActiveNodesAnnotation records on an ImagePullJob of completionPolicy Always the nodes that pulled for it at
 // its last reconcile: a node whose NodeImage disappears meanwhile takes its tag along, and only this record
@@ -73,7 +84,7 @@ type Decision struct {
 	// Status is the job's next status, counting Activate as active.
 	Status kruiseappsv1alpha1.ImagePullJobStatus
 	Events []Event
-	// Wake is how soon the job wants another look (its deadline); 0 for none.
+	// Wake is how soon the job wants another look (its deadline, or the first agent due to report); 0 for none.
 	Wake time.Duration
 }
 
@@ -84,8 +95,11 @@ type failure struct{ node, message string }
 type nodes struct {
 	succeeded, active, waiting []string
 	failed                     []failure
-	// gone are the nodes that left while pulling, since the last reconcile.
-	gone []string
+	// gone are the nodes that left while pulling, and silent those whose agent did not report in time, since
+	// the last reconcile.
+	gone, silent []string
+	// reportDue is how long until the first active node's agent not yet reporting is due (0: none waits).
+	reportDue time.Duration
 }
 
 // Decide runs one step of an unfinished job: the nodes it starts within its parallelism, its counts from the
@@ -98,13 +112,19 @@ func Decide(in Input) Decision {
 	}
 	n := classify(in)
 	d.recordGone(in, n.gone)
+	d.recordSilent(in, n.silent)
 	if left, ok := DeadlineLeft(in.Job, in.Now); ok && left <= 0 {
 		d.expire(in, n)
 		return d
 	} else if ok {
-		d.Wake = left
+		d.wakeIn(left)
 	}
 	d.activate(in, &n)
+	d.wakeIn(n.reportDue)
+	if len(d.Activate) > 0 {
+		// The tags written now are created now: their agents are due a full ResponseTimeout from here.
+		d.wakeIn(ResponseTimeout)
+	}
 	d.count(n)
 	if started {
 		d.event(corev1.EventTypeNormal, ReasonStarted, "Start", fmt.Sprintf("Pulling %s on %d nodes, %d at a time",
@@ -130,7 +150,7 @@ func classify(in Input) nodes {
 		case Failed:
 			n.failed = append(n.failed, failure{ni.Name, msg})
 		case Active:
-			n.active = append(n.active, ni.Name)
+			n.addActive(in, ni)
 		case Waiting:
 			n.waiting = append(n.waiting, ni.Name)
 		}
@@ -139,6 +159,27 @@ func classify(in Input) nodes {
 		n.addGone(in, selected)
 	}
 	return n
+}
+
+// addActive counts a node whose tag is not finished as active, unless its agent has not reported the tag's
+// version within ResponseTimeout of its creation: the node then fails, as upstream's NodeImage controller
+// fails the tag. An agent that reports later, while the job runs, counts again by what it reports.
+func (n *nodes) addActive(in Input, ni *kruiseappsv1alpha1.NodeImage) {
+	left, waiting := reportLeft(ni, in.Image, in.Tag, in.Now)
+	switch {
+	case !waiting:
+		n.active = append(n.active, ni.Name)
+	case left > 0:
+		n.active = append(n.active, ni.Name)
+		if n.reportDue == 0 || left < n.reportDue {
+			n.reportDue = left
+		}
+	default:
+		n.failed = append(n.failed, failure{ni.Name, MessageNoResponse})
+		if !slices.Contains(in.Job.Status.FailedNodes, ni.Name) {
+			n.silent = append(n.silent, ni.Name)
+		}
+	}
 }
 
 // addGone counts as failed the nodes that were pulling or had failed and whose NodeImage is gone. A job of
@@ -160,6 +201,20 @@ func (d *Decision) recordGone(in Input, gone []string) {
 	for _, name := range gone {
 		d.event(corev1.EventTypeWarning, ReasonNodeGone, "Node "+name, fmt.Sprintf("Node %s is gone while it pulled %s: counted as failed",
 			name, in.Job.Spec.Image))
+	}
+}
+
+func (d *Decision) recordSilent(in Input, silent []string) {
+	for _, name := range silent {
+		d.event(corev1.EventTypeWarning, ReasonNoNodeAgent, "Node "+name, fmt.Sprintf("Node %s did not report %s within %s: its agent is not responding, counted as failed",
+			name, in.Job.Spec.Image, ResponseTimeout))
+	}
+}
+
+// wakeIn makes the job look again within after (0 asks nothing).
+func (d *Decision) wakeIn(after time.Duration) {
+	if after > 0 && (d.Wake == 0 || after < d.Wake) {
+		d.Wake = after
 	}
 }
 

@@ -46,13 +46,14 @@ func TestDecide(t *testing.T) {
 		job:      pullJob(2),
 		selected: []*kruiseappsv1alpha1.NodeImage{node("a", nil), node("b", nil), node("c", nil)},
 		want: want{activate: []string{"a", "b"}, active: []string{"a", "b"}, desired: 3, act: 2,
-			message: "job is running, progress 0.0%", reasons: []string{ReasonStarted}},
+			message: "job is running, progress 0.0%", reasons: []string{ReasonStarted}, wake: ResponseTimeout},
 	}, {
 		name: "a node pulling takes a slot; a newer tag version than the status reported is still pulling",
 		job:  pullJob(3, started),
 		selected: []*kruiseappsv1alpha1.NodeImage{tagged("a", mine, succeeded, 1, ""), tagged("b", mine, "", 0, ""),
 			node("c", nil), node("d", nil)},
-		want: want{activate: []string{"c"}, active: []string{"a", "b", "c"}, desired: 4, act: 3, message: "job is running, progress 0.0%"},
+		want: want{activate: []string{"c"}, active: []string{"a", "b", "c"}, desired: 4, act: 3, message: "job is running, progress 0.0%",
+			wake: ResponseTimeout},
 	}, {
 		name: "results come from the NodeImages' status of the tag's version; another job's tag is not ours",
 		job:  pullJob(1, started),
@@ -106,6 +107,30 @@ func TestDecide(t *testing.T) {
 		selected: []*kruiseappsv1alpha1.NodeImage{tagged("a", mine, succeeded, 2, "")},
 		existing: []string{"a"},
 		want:     want{desired: 1, succ: 1, message: "job is running, progress 100.0%"},
+	}, {
+		name: "a node whose agent did not report the tag's version within a minute of its creation fails; others wait for theirs",
+		job:  pullJob(3, started),
+		selected: []*kruiseappsv1alpha1.NodeImage{
+			asked(-40, tagged("a", mine, "", 0, "")),        // no status, exactly a minute: failed
+			asked(-45, tagged("b", mine, pulling, 1, "")),   // only an older version reported: failed
+			asked(-45, tagged("c", mine, pulling, 2, "")),   // reported, however long ago asked: active
+			asked(0, tagged("d", mine, "", 0, "")),          // asked 20 s ago: active, due in 40 s
+			asked(-45, tagged("e", mine, succeeded, 2, "")), // finished
+			node("f", nil)},
+		want: want{activate: []string{"f"}, active: []string{"c", "d", "f"}, desired: 6, act: 3, succ: 1, fail: 2,
+			failedNodes: []string{"a", "b"}, message: "job is running, progress 50.0%; 2 failed (a: " + MessageNoResponse + "; b: " + MessageNoResponse + ")",
+			reasons: []string{ReasonNoNodeAgent, ReasonNoNodeAgent}, wake: 40 * time.Second},
+	}, {
+		name:     "a node already failed for its silence is recorded once; the job completes with it failed",
+		job:      pullJob(1, started, failedBefore("a")),
+		selected: []*kruiseappsv1alpha1.NodeImage{asked(-60, tagged("a", mine, "", 0, "")), tagged("b", mine, succeeded, 2, "")},
+		want: want{desired: 2, succ: 1, fail: 1, failedNodes: []string{"a"}, completed: true,
+			message: "job has completed; 1 failed (a: " + MessageNoResponse + ")", reasons: []string{ReasonCompleted}},
+	}, {
+		name:     "the job wakes at whichever comes first, its deadline or an agent's report",
+		job:      pullJob(1, started, deadline(50)),
+		selected: []*kruiseappsv1alpha1.NodeImage{asked(0, tagged("a", mine, "", 0, ""))},
+		want:     want{active: []string{"a"}, desired: 1, act: 1, message: "job is running, progress 0.0%", wake: 30 * time.Second},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			existing := map[string]bool{}
@@ -145,6 +170,23 @@ func TestDecideEvents(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, d.Events); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecideSilentNodeEvent(t *testing.T) {
+	d := Decide(Input{Now: at(100), Job: pullJob(1, started), Image: "nginx", Tag: "1.27",
+		Selected: []*kruiseappsv1alpha1.NodeImage{asked(0, tagged("a", mine, "", 0, ""))}, Existing: map[string]bool{"a": true}})
+	want := []Event{
+		{Type: corev1.EventTypeWarning, Reason: ReasonNoNodeAgent, Action: "Node a",
+			Message: "Node a did not report nginx:1.27 within 1m0s: its agent is not responding, counted as failed"},
+		{Type: corev1.EventTypeWarning, Reason: ReasonCompleted, Action: "Complete",
+			Message: "Pulled nginx:1.27 on 0 of 1 nodes, 1 failed; 1 failed (a: " + MessageNoResponse + ")"},
+	}
+	if diff := cmp.Diff(want, d.Events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if want := "node has not responded for a long time: its agent did not report the image within 1m0s"; MessageNoResponse != want {
+		t.Errorf("MessageNoResponse = %q, want %q", MessageNoResponse, want)
 	}
 }
 

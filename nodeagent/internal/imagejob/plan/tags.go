@@ -3,6 +3,7 @@ package plan
 import (
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,6 +82,22 @@ func StateOf(ni *kruiseappsv1alpha1.NodeImage, image, tag string, uid types.UID)
 		}
 	}
 	return Active, ""
+}
+
+// reportLeft is how long the agent of ni has left to report the version of image:tag its spec asks now,
+// counted from the tag's createdAt; waiting is false once the status holds that version in any phase, or for
+// a tag without a creation time (not written by a job).
+func reportLeft(ni *kruiseappsv1alpha1.NodeImage, image, tag string, now time.Time) (left time.Duration, waiting bool) {
+	spec, ok := findTag(ni.Spec.Images[image].Tags, tag)
+	if !ok || spec.CreatedAt == nil {
+		return 0, false
+	}
+	for _, st := range ni.Status.ImageStatuses[image].Tags {
+		if st.Tag == tag && st.Version == spec.Version {
+			return 0, false
+		}
+	}
+	return spec.CreatedAt.Add(ResponseTimeout).Sub(now), true
 }
 
 func findTag(tags []kruiseappsv1alpha1.ImageTagSpec, tag string) (kruiseappsv1alpha1.ImageTagSpec, bool) {

@@ -95,3 +95,53 @@ func checkAdmitted(t *testing.T, j *kruiseappsv1alpha1.ImagePullJob) {
 		t.Errorf("the ImagePullJob webhook refuses the defaulted job: %v", errs)
 	}
 }
+
+// apps.kruise.io/image-predownload-timeout-seconds becomes the job's pullPolicy.timeoutSeconds. Upstream takes
+// any whole number; a value that is not one keeps the default 300 s, and so does one below 1 here, which the
+// ImagePullJob webhook would refuse (timeoutSeconds below 1) and so no job would pull at all.
+func TestPreDownloadTimeoutAnnotation(t *testing.T) {
+	oldT := &corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "web:1"}}}}
+	newT := oldT.DeepCopy()
+	newT.Spec.Containers[0].Image = "web:2"
+	update := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "web-abc", Labels: map[string]string{appsv1.ControllerRevisionHashLabelKey: "abc"}}}
+	for _, tc := range []struct {
+		name, value string
+		unset       bool
+		want        int32
+	}{
+		{name: "unset: upstream's default", unset: true, want: 300},
+		{name: "a whole number of seconds", value: "120", want: 120},
+		{name: "one second", value: "1", want: 1},
+		{name: "not a number", value: "2m", want: 300},
+		{name: "a fraction", value: "1.5", want: 300},
+		{name: "empty", value: "", want: 300},
+		{name: "zero", value: "0", want: 300},
+		{name: "negative", value: "-30", want: 300},
+		{name: "beyond int32", value: "4294967296", want: 300},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := cloneSet(10, func(s *kruiseappsv1alpha1.CloneSetSpec) {
+				s.UpdateStrategy.Type = kruiseappsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType
+				s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+				s.Template = *newT
+			})
+			cs.Name, cs.Namespace = "web", "ns"
+			if !tc.unset {
+				cs.Annotations = map[string]string{kruiseappsv1alpha1.ImagePreDownloadTimeoutSecondsKey: tc.value}
+			}
+			d := PlanPreDownload(cs, update, oldT, newT)
+			if len(d.Jobs) != 1 {
+				t.Fatalf("decision %+v, want one job", d)
+			}
+			j := d.Jobs[0]
+			if got := ptr.Deref(j.Spec.PullPolicy.TimeoutSeconds, -1); got != tc.want {
+				t.Errorf("pullPolicy.timeoutSeconds = %d, want %d", got, tc.want)
+			}
+			if got := ptr.Deref(j.Spec.PullPolicy.BackoffLimit, -1); got != 1 {
+				t.Errorf("pullPolicy.backoffLimit = %d, want upstream's 1 whatever the timeout", got)
+			}
+			checkAdmitted(t, j)
+		})
+	}
+}
