@@ -21,7 +21,6 @@ import (
 
 const (
 	releaseNamespace = "bench-rollout"
-	releaseReplicas  = 1000
 	// Populate names its Deployments app-0000, app-0001, ...: the first
 	// is the floor, the second is released by the Rollout of that name.
 	floorWorkload   = "app-0000"
@@ -33,18 +32,36 @@ const (
 	// releaseSettle lets the manager's caches and kube-controller-manager
 	// go quiet before a run.
 	releaseSettle = 10 * time.Second
-	// releaseRunTimeout bounds one run, the floor's or the Rollout's.
+	// releaseRunTimeout bounds one run of a canary, a floor's or a Rollout's (release1k's; see releaseScale).
 	releaseRunTimeout = 5 * time.Minute
 	// watchConnect gives the watches time to connect before the change,
 	// so that early events are stamped when they happen rather than when
 	// a late watch catches up.
-	watchConnect = time.Second
-	// Targets of the deployment-rollout issue.
-	releaseRatioTarget = 1.15
-	transitionTarget   = 50 * time.Millisecond
-	finalisingTarget   = 500 * time.Millisecond
-	stepWritesTarget   = 15
-	releaseRSSTarget   = 120 << 20
+	watchConnect     = time.Second
+	finalisingTarget = 500 * time.Millisecond
+)
+
+// releaseScale is a release scenario's size and the targets its issue sets.
+type releaseScale struct {
+	replicas   int // of each of the two Deployments
+	nodes      int // of 110 pods: room for both Deployments and the released one's 25% surge
+	ratio      float64
+	transition time.Duration // step transition median
+	// stepWrites bounds each step's manager writes beyond one per pod of its batch; writesPerPod bounds the
+	// release's writes per replica. Zero leaves either out.
+	stepWrites   int
+	writesPerPod float64
+	rss          float64
+	runTimeout   time.Duration // of one run, the floor's or the Rollout's
+}
+
+var (
+	// release1k is deployment-rollout's: a thousand replicas.
+	release1k = releaseScale{replicas: 1000, nodes: 25, ratio: 1.15, transition: 50 * time.Millisecond,
+		stepWrites: 15, rss: 120 << 20, runTimeout: releaseRunTimeout}
+	// release10k is deployment-rollout-10k's (issue 30): ten thousand replicas.
+	release10k = releaseScale{replicas: 10000, nodes: 230, ratio: 1.05, transition: 15 * time.Millisecond,
+		writesPerPod: 0.05, rss: 250 << 20, runTimeout: 15 * time.Minute}
 )
 
 // releaseSteps are the Rollout's steps: the share of pods on the new
@@ -82,12 +99,21 @@ func deploymentRollout(withID bool) Scenario {
 		name, what = "deployment-rollout-no-id", "deployment-rollout with a change that carries no rollout-id, so that no pod "+
 			"is labelled with its batch (%d replicas, steps %v)"
 	}
+	return releaseScenario(name, fmt.Sprintf(what, release1k.replicas, releaseSteps), release1k, withID, 15*time.Minute)
+}
+
+// deploymentRollout10k is deployment-rollout at ten thousand replicas.
+func deploymentRollout10k() Scenario {
+	what := "deployment-rollout at %d replicas: a partition-style Rollout (steps %v, pause 0) against the same change on a plain Deployment"
+	return releaseScenario("deployment-rollout-10k", fmt.Sprintf(what, release10k.replicas, releaseSteps), release10k, true, 45*time.Minute)
+}
+
+func releaseScenario(name, description string, sc releaseScale, withID bool, timeout time.Duration) Scenario {
 	return Scenario{
 		Name:        name,
-		Description: fmt.Sprintf(what, releaseReplicas, releaseSteps),
+		Description: description,
 		Cluster: cluster.Options{
-			// Room for both Deployments plus a 25% surge.
-			ControllerManager: true, Scheduler: true, Nodes: 25, PodsPerNode: 110,
+			ControllerManager: true, Scheduler: true, Nodes: sc.nodes, PodsPerNode: 110,
 			Args: map[string][]string{
 				// Far above what either run sends, so that client-side
 				// throttling never paces the floor.
@@ -96,9 +122,9 @@ func deploymentRollout(withID bool) Scenario {
 				"kube-scheduler": {"--kube-api-qps=1000", "--kube-api-burst=2000"},
 			},
 		},
-		Timeout: 15 * time.Minute,
+		Timeout: timeout,
 		Run: func(ctx context.Context, env *Env, res *Result) error {
-			return runDeploymentRollout(ctx, env, res, withID)
+			return runDeploymentRollout(ctx, env, res, sc, withID)
 		},
 	}
 }
@@ -106,83 +132,83 @@ func deploymentRollout(withID bool) Scenario {
 // runDeploymentRollout times the plain Deployment's change, the release, then the plain Deployment's change
 // again: the floor is the mean of the two, so that a cluster that drifts along the scenario weighs on both
 // sides alike, and one run's luck on one side less.
-func runDeploymentRollout(ctx context.Context, env *Env, res *Result, withID bool) error {
-	res.Cluster.Objects = map[string]int{"deployments": 2, "pods": 2 * releaseReplicas, "rollouts": 1}
+func runDeploymentRollout(ctx context.Context, env *Env, res *Result, sc releaseScale, withID bool) error {
+	res.Cluster.Objects = map[string]int{"deployments": 2, "pods": 2 * sc.replicas, "rollouts": 1}
 	dyn, err := dynamic.NewForConfig(env.Config)
 	if err != nil {
 		return fmt.Errorf("creating a dynamic client: %w", err)
 	}
-	if err := setUpRelease(ctx, env, dyn, res); err != nil {
+	if err := setUpRelease(ctx, env, dyn, res, sc.replicas); err != nil {
 		return err
 	}
 	kcm, err := env.ControllerManagerProc()
 	if err != nil {
 		return err
 	}
-	before, err := runFloorChange(ctx, env, kcm, releaseChange(withID, releaseID))
+	before, err := runFloorChange(ctx, env, kcm, sc, releaseChange(withID, releaseID))
 	if err != nil {
 		return err
 	}
-	run, err := measureRelease(ctx, env, dyn, kcm, res, releaseChange(withID, releaseID))
+	run, err := measureRelease(ctx, env, dyn, kcm, res, sc, releaseChange(withID, releaseID))
 	if err != nil {
 		return err
 	}
-	fig, err := analyseRelease(run.timeline, releaseTargets())
+	fig, err := analyseRelease(run.timeline, releaseTargets(sc.replicas))
 	if err != nil {
 		return err
 	}
-	if err := settle(ctx, env); err != nil {
+	if err := settle(ctx, env, sc.replicas); err != nil {
 		return err
 	}
-	after, err := runFloorChange(ctx, env, kcm, releaseChange(withID, floorAgainID))
+	after, err := runFloorChange(ctx, env, kcm, sc, releaseChange(withID, floorAgainID))
 	if err != nil {
 		return err
 	}
 	floors := []floorRun{before, after}
 	logRelease(env, fig, floors)
-	addReleaseMetrics(res, fig, floors, run.phase)
-	return verifyReleased(ctx, env, res)
+	addReleaseMetrics(res, fig, floors, run.phase, sc)
+	return verifyReleased(ctx, env, res, sc.replicas)
 }
 
 // measureRelease runs the Rollout's release and records its phase.
-func measureRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc, res *Result, change []byte) (releaseRun, error) {
-	if err := settle(ctx, env); err != nil {
+func measureRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc, res *Result, sc releaseScale, change []byte) (releaseRun, error) {
+	if err := settle(ctx, env, sc.replicas); err != nil {
 		return releaseRun{}, err
 	}
-	run, err := runRelease(ctx, env, dyn, kcm, change)
+	run, err := runRelease(ctx, env, dyn, kcm, sc, change)
 	res.Record(run.phase)
 	return run, err
 }
 
 // settle waits for every pod of both Deployments to run, then a little more.
-func settle(ctx context.Context, env *Env) error {
-	if err := awaitPods(ctx, env, 2*releaseReplicas); err != nil {
+func settle(ctx context.Context, env *Env, replicas int) error {
+	if err := awaitPods(ctx, env, 2*replicas); err != nil {
 		return err
 	}
 	return sleep(ctx, releaseSettle)
 }
 
 // releaseTargets are the updated pods each step asks for.
-func releaseTargets() []int32 {
+func releaseTargets(replicas int) []int32 {
 	out := make([]int32, 0, len(releaseSteps))
 	for _, s := range releaseSteps {
 		v := intstr.FromString(s)
 		// The percentages are constants that parse; a failure would show as a zero step.
-		n, _ := intstr.GetScaledValueFromIntOrPercent(&v, releaseReplicas, true)
-		out = append(out, int32(n)) //nolint:gosec // <= releaseReplicas
+		n, _ := intstr.GetScaledValueFromIntOrPercent(&v, replicas, true)
+		out = append(out, int32(n)) //nolint:gosec // <= replicas
 	}
 	return out
 }
 
 // setUpRelease creates both Deployments, starts the manager and puts the
 // Rollout in place, Healthy.
-func setUpRelease(ctx context.Context, env *Env, dyn dynamic.Interface, res *Result) error {
-	took, err := Populate(ctx, env, releaseNamespace, 2, releaseReplicas)
+func setUpRelease(ctx context.Context, env *Env, dyn dynamic.Interface, res *Result, replicas int) error {
+	took, err := Populate(ctx, env, releaseNamespace, 2, replicas)
 	if err != nil {
 		return err
 	}
 	res.Add(Metric{Name: "pods Running and Ready", Unit: UnitSeconds, Value: took.Seconds(),
-		Note: fmt.Sprintf("setup: 2 Deployments of %d replicas", releaseReplicas)})
+		Note: fmt.Sprintf("setup: 2 Deployments of %d replicas", replicas)})
 	if err := env.StartManager(ctx); err != nil {
 		return err
 	}
@@ -278,9 +304,10 @@ func applyChange(ctx context.Context, env *Env, name string, change []byte) (*ap
 }
 
 // awaitPods waits until the namespace holds n pods, e.g. until the pods a
-// run replaced are gone.
+// run replaced are gone: two minutes, and a second more per hundred pods.
 func awaitPods(ctx context.Context, env *Env, n int) error {
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	bound := 2*time.Minute + time.Duration(n/100)*time.Second
+	err := wait.PollUntilContextTimeout(ctx, time.Second, bound, true, func(ctx context.Context) (bool, error) {
 		pods, err := env.Kube.CoreV1().Pods(releaseNamespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			return false, nil // retried until the timeout
@@ -296,7 +323,7 @@ func awaitPods(ctx context.Context, env *Env, n int) error {
 // verifyReleased checks that Completed meant it: the Deployment is back
 // with kube-controller-manager, every pod updated and available, and
 // counts the pods labelled with their batch.
-func verifyReleased(ctx context.Context, env *Env, res *Result) error {
+func verifyReleased(ctx context.Context, env *Env, res *Result, replicas int) error {
 	d, err := env.Kube.AppsV1().Deployments(releaseNamespace).Get(ctx, releaseWorkload, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("getting deployment %s: %w", releaseWorkload, err)
@@ -308,15 +335,15 @@ func verifyReleased(ctx context.Context, env *Env, res *Result) error {
 		return fmt.Errorf("listing labelled pods: %w", err)
 	}
 	res.Add(Metric{Name: "pods labelled with their batch", Unit: UnitCount, Value: float64(len(pods.Items)),
-		Note: fmt.Sprintf("of %d; the engine labels pods only for a release with a rollout-id", releaseReplicas)})
-	return checkReleased(d)
+		Note: fmt.Sprintf("of %d; the engine labels pods only for a release with a rollout-id", replicas)})
+	return checkReleased(d, int32(replicas)) //nolint:gosec // a scenario's replica count
 }
 
-func checkReleased(d *appsv1.Deployment) error {
+func checkReleased(d *appsv1.Deployment, replicas int32) error {
 	s := d.Status
 	if d.Spec.Paused || d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType ||
 		d.Annotations[rolloutsv1beta1.DeploymentStrategyAnnotation] != "" ||
-		s.UpdatedReplicas != releaseReplicas || s.AvailableReplicas != releaseReplicas {
+		s.UpdatedReplicas != replicas || s.AvailableReplicas != replicas {
 		return fmt.Errorf("the release reported Completed but deployment %s is paused=%t, strategy %s, %d updated, %d available",
 			d.Name, d.Spec.Paused, d.Spec.Strategy.Type, s.UpdatedReplicas, s.AvailableReplicas)
 	}

@@ -227,11 +227,11 @@ func onlyWrites(requests []RequestCount) []RequestCount {
 }
 
 // addReleaseMetrics adds the figures, each with its target.
-func addReleaseMetrics(res *Result, fig releaseFigures, floors []floorRun, release Phase) {
+func addReleaseMetrics(res *Result, fig releaseFigures, floors []floorRun, release Phase, sc releaseScale) {
 	res.Add(
 		Metric{Name: "release total", Unit: UnitSeconds, Value: fig.Total.Seconds(),
 			Note: "change applied -> Rollout Healthy and Completed; floor: the plain Deployment's mean of " + floorTimes(floors)}.
-			Compared("plain Deployment", meanFloor(floors).Seconds()).WithRatioTarget(releaseRatioTarget),
+			Compared("plain Deployment", meanFloor(floors).Seconds()).WithRatioTarget(sc.ratio),
 		Metric{Name: "first batch written", Unit: UnitSeconds, Value: fig.FirstBatch.Seconds(),
 			Note: "change applied -> partition of step 1"},
 	)
@@ -239,7 +239,7 @@ func addReleaseMetrics(res *Result, fig releaseFigures, floors []floorRun, relea
 		res.Add(Metric{Name: fmt.Sprintf("step %d: batch Ready", i+1), Unit: UnitSeconds, Value: s.Rolled.Seconds(),
 			Note: fmt.Sprintf("%d pods: partition %d written -> its last pod Ready", s.Pods, s.Target)})
 	}
-	addTransitionMetrics(res, fig.Steps)
+	addTransitionMetrics(res, fig.Steps, sc.transition)
 	last := fig.Steps[len(fig.Steps)-1]
 	tail := meanTail(floors)
 	res.Add(Metric{Name: "finalising", Unit: UnitSeconds, Value: fig.Finalising.Seconds(),
@@ -250,13 +250,31 @@ func addReleaseMetrics(res *Result, fig releaseFigures, floors []floorRun, relea
 			"mean of " + floorTails(floors)}.WithTarget(finalisingTarget.Seconds()))
 	res.Add(Metric{Name: "start: manager writes", Unit: UnitCount, Value: float64(writes(fig.StartWrites)),
 		Note: "change applied -> partition of step 1: " + requestList(fig.StartWrites)})
+	addStepWrites(res, fig, sc)
+	addReleaseUsage(res, release, floors, sc.rss)
+}
+
+// addStepWrites adds the manager's writes in each part of the release, and per replica over all of it, each
+// with the scale's target if it sets one.
+func addStepWrites(res *Result, fig releaseFigures, sc releaseScale) {
+	total := writes(fig.StartWrites) + writes(fig.FinalisingWrites)
 	for i, s := range fig.Steps {
-		res.Add(Metric{Name: fmt.Sprintf("step %d: manager writes", i+1), Unit: UnitCount, Value: float64(writes(s.Writes)),
-			Note: requestList(s.Writes)}.WithTarget(float64(stepWritesTarget + s.Pods)))
+		m := Metric{Name: fmt.Sprintf("step %d: manager writes", i+1), Unit: UnitCount, Value: float64(writes(s.Writes)),
+			Note: requestList(s.Writes)}
+		if sc.stepWrites > 0 {
+			m = m.WithTarget(float64(sc.stepWrites) + float64(s.Pods))
+		}
+		res.Add(m)
+		total += writes(s.Writes)
 	}
 	res.Add(Metric{Name: "finalising: manager writes", Unit: UnitCount, Value: float64(writes(fig.FinalisingWrites)),
 		Note: "last pod Ready -> Rollout Completed: " + requestList(fig.FinalisingWrites)})
-	addReleaseUsage(res, release, floors)
+	perPod := Metric{Name: "manager writes per pod", Unit: UnitCount, Value: float64(total) / float64(sc.replicas),
+		Note: fmt.Sprintf("%d writes from the change to Completed, over %d replicas", total, sc.replicas)}
+	if sc.writesPerPod > 0 {
+		perPod = perPod.WithTarget(sc.writesPerPod)
+	}
+	res.Add(perPod)
 }
 
 // meanTail is the mean tail of the floor runs.
@@ -299,7 +317,7 @@ func floorTimes(floors []floorRun) string {
 }
 
 // addTransitionMetrics adds each step's transition and their median.
-func addTransitionMetrics(res *Result, steps []stepFigures) {
+func addTransitionMetrics(res *Result, steps []stepFigures, target time.Duration) {
 	var samples []time.Duration
 	for i, s := range steps[:len(steps)-1] {
 		samples = append(samples, s.Transition)
@@ -312,10 +330,10 @@ func addTransitionMetrics(res *Result, steps []stepFigures) {
 	}
 	res.Latencies["step transition"] = summary
 	res.Add(Metric{Name: "step transition p50", Unit: UnitMilliseconds, Value: summary.P50Ms,
-		Note: fmt.Sprintf("median of %d: last pod Ready -> next partition written", summary.N)}.WithTarget(ms(transitionTarget)))
+		Note: fmt.Sprintf("median of %d: last pod Ready -> next partition written", summary.N)}.WithTarget(ms(target)))
 }
 
-func addReleaseUsage(res *Result, release Phase, floors []floorRun) {
+func addReleaseUsage(res *Result, release Phase, floors []floorRun, rssTarget float64) {
 	var floorWrites int64
 	for _, f := range floors {
 		floorWrites += writes(f.phase.Requests)
@@ -323,7 +341,7 @@ func addReleaseUsage(res *Result, release Phase, floors []floorRun) {
 	m, k := release.Usage[ManagerName], release.Usage[ControllerManagerName]
 	res.Add(
 		Metric{Name: "manager peak RSS (release)", Unit: UnitBytes, Value: float64(m.PeakRSSBytes)}.
-			Compared(ControllerManagerName, float64(k.PeakRSSBytes)).WithTarget(releaseRSSTarget),
+			Compared(ControllerManagerName, float64(k.PeakRSSBytes)).WithTarget(rssTarget),
 		Metric{Name: "manager CPU (release)", Unit: UnitCores, Value: m.Cores}.Compared(ControllerManagerName, k.Cores),
 		Metric{Name: "manager API writes during the floor", Unit: UnitCount, Value: float64(floorWrites),
 			Note: "both floor runs; the plain Deployment is not the manager's to touch"},

@@ -124,7 +124,7 @@ func TestReleaseMetricsTargets(t *testing.T) {
 	var res Result
 	release := Phase{Usage: map[string]Usage{ManagerName: {PeakRSSBytes: 100 << 20}, ControllerManagerName: {PeakRSSBytes: 300 << 20}}}
 	floors := []floorRun{{took: 3 * time.Second, tail: 100 * time.Millisecond}, {took: 5 * time.Second, tail: 300 * time.Millisecond}}
-	addReleaseMetrics(&res, fig, floors, release)
+	addReleaseMetrics(&res, fig, floors, release, release1k)
 	res.finish()
 	met := map[string]bool{}
 	for _, m := range res.Metrics {
@@ -158,8 +158,48 @@ func TestReleaseMetricsTargets(t *testing.T) {
 	}
 }
 
+// At ten thousand replicas the targets are the issue's: 1.05×, 15 ms transitions, writes per pod, 250 MiB.
+func TestReleaseMetricsTargetsAt10k(t *testing.T) {
+	fig, err := analyseRelease(twoSteps(), []int32{3, 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	release := Phase{Usage: map[string]Usage{ManagerName: {PeakRSSBytes: 200 << 20}, ControllerManagerName: {PeakRSSBytes: 300 << 20}}}
+	floors := []floorRun{{took: 3 * time.Second, tail: 100 * time.Millisecond}, {took: 5 * time.Second, tail: 300 * time.Millisecond}}
+	addReleaseMetrics(&res, fig, floors, release, release10k)
+	res.finish()
+	met := map[string]bool{}
+	var perPod float64
+	for _, m := range res.Metrics {
+		if m.Met != nil {
+			met[m.Name] = *m.Met
+		}
+		if m.Name == "manager writes per pod" {
+			perPod = m.Value
+		}
+	}
+	want := map[string]bool{
+		"release total":                     false, // 1.075 > 1.05
+		"step transition p50":               false,
+		"finalising beyond the native tail": true,
+		"manager writes per pod":            true,
+		"manager peak RSS (release)":        true, // 200 MiB <= 250 MiB
+	}
+	if diff := cmp.Diff(want, met); diff != "" {
+		t.Errorf("targets met (-want +got):\n%s", diff)
+	}
+	total := writes(fig.StartWrites) + writes(fig.FinalisingWrites)
+	for _, s := range fig.Steps {
+		total += writes(s.Writes)
+	}
+	if total == 0 || perPod != float64(total)/10000 {
+		t.Errorf("writes per pod %v, want %d writes over 10000 replicas", perPod, total)
+	}
+}
+
 func TestReleaseTargets(t *testing.T) {
-	if diff := cmp.Diff([]int32{100, 300, 600, 1000}, releaseTargets()); diff != "" {
+	if diff := cmp.Diff([]int32{100, 300, 600, 1000}, releaseTargets(release1k.replicas)); diff != "" {
 		t.Error(diff)
 	}
 }
@@ -266,10 +306,12 @@ func TestMarksAwait(t *testing.T) {
 }
 
 func TestReleaseClusterHoldsBothDeployments(t *testing.T) {
-	size := clusterSize(deploymentRollout(true))
-	// Both Deployments, plus the 25% surge of the one being rolled.
-	if need := 2*releaseReplicas + releaseReplicas/4; size.Nodes*size.PodsPerNode < need || !size.ControllerManager || !size.Scheduler {
-		t.Errorf("cluster %+v cannot hold %d pods", size, need)
+	for sc, s := range map[releaseScale]Scenario{release1k: deploymentRollout(true), release10k: deploymentRollout10k()} {
+		size := clusterSize(s)
+		// Both Deployments, plus the 25% surge of the one being rolled.
+		if need := 2*sc.replicas + sc.replicas/4; size.Nodes*size.PodsPerNode < need || !size.ControllerManager || !size.Scheduler {
+			t.Errorf("%s: cluster %+v cannot hold %d pods", s.Name, size, need)
+		}
 	}
 }
 

@@ -29,8 +29,8 @@ type floorRun struct {
 	phase Phase
 }
 
-func runFloorChange(ctx context.Context, env *Env, kcm Proc, change []byte) (floorRun, error) {
-	ctx, cancel := context.WithTimeout(ctx, releaseRunTimeout)
+func runFloorChange(ctx context.Context, env *Env, kcm Proc, sc releaseScale, change []byte) (floorRun, error) {
+	ctx, cancel := context.WithTimeout(ctx, sc.runTimeout)
 	defer cancel()
 	d, err := env.Kube.AppsV1().Deployments(releaseNamespace).Get(ctx, floorWorkload, metav1.GetOptions{})
 	if err != nil {
@@ -52,28 +52,28 @@ func runFloorChange(ctx context.Context, env *Env, kcm Proc, change []byte) (flo
 	var run floorRun
 	var done time.Time
 	run.phase, err = env.Measure(ctx, []Proc{kcm}, func(ctx context.Context) (err error) {
-		run.took, done, err = timeFloor(ctx, env, complete, change)
+		run.took, done, err = timeFloor(ctx, env, complete, sc.replicas, change)
 		return err
 	})
 	err = errors.Join(err, f.stop(), watched.stop())
 	if err == nil {
-		run.tail, err = nativeTail(watched.pods.all(), done)
+		run.tail, err = nativeTail(watched.pods.all(), done, sc.replicas)
 	}
 	return run, err
 }
 
 // nativeTail is done minus when the last new pod was seen Ready.
-func nativeTail(ready []mark, done time.Time) (time.Duration, error) {
-	last, ok := firstMark(ready, releaseReplicas)
+func nativeTail(ready []mark, done time.Time, replicas int) (time.Duration, error) {
+	last, ok := firstMark(ready, int64(replicas))
 	if !ok {
-		return 0, fmt.Errorf("the floor's %d new pods were not all seen Ready", releaseReplicas)
+		return 0, fmt.Errorf("the floor's %d new pods were not all seen Ready", replicas)
 	}
 	return done.Sub(last.At), nil
 }
 
 // timeFloor applies the change and returns how long until the watch
 // showed every pod updated and available.
-func timeFloor(ctx context.Context, env *Env, complete *marks, change []byte) (time.Duration, time.Time, error) {
+func timeFloor(ctx context.Context, env *Env, complete *marks, replicas int, change []byte) (time.Duration, time.Time, error) {
 	begin := time.Now()
 	d, err := applyChange(ctx, env, floorWorkload, change)
 	if err != nil {
@@ -84,7 +84,7 @@ func timeFloor(ctx context.Context, env *Env, complete *marks, change []byte) (t
 		return 0, time.Time{}, fmt.Errorf("waiting for deployment %s to roll out: %w", floorWorkload, err)
 	}
 	took := done.At.Sub(begin)
-	env.Logf("floor: %d pods replaced in %v", releaseReplicas, took.Round(time.Millisecond))
+	env.Logf("floor: %d pods replaced in %v", replicas, took.Round(time.Millisecond))
 	return took, done.At, nil
 }
 
@@ -109,10 +109,10 @@ type releaseRun struct {
 	timeline releaseTimeline
 }
 
-func runRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc, change []byte) (releaseRun, error) {
-	ctx, cancel := context.WithTimeout(ctx, releaseRunTimeout)
+func runRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc, sc releaseScale, change []byte) (releaseRun, error) {
+	ctx, cancel := context.WithTimeout(ctx, sc.runTimeout)
 	defer cancel()
-	rec, err := startRecorders(ctx, env, dyn)
+	rec, err := startRecorders(ctx, env, dyn, sc.replicas)
 	if err != nil {
 		return releaseRun{}, err
 	}
@@ -135,11 +135,12 @@ func runRelease(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc, 
 // ReplicaSets, and its Rollout through a run.
 type releaseRecorders struct {
 	releaseFollowers
-	batches *batchWrites
+	batches  *batchWrites
+	replicas int // of the released Deployment
 }
 
-func startRecorders(ctx context.Context, env *Env, dyn dynamic.Interface) (*releaseRecorders, error) {
-	r := &releaseRecorders{releaseFollowers: releaseFollowers{
+func startRecorders(ctx context.Context, env *Env, dyn dynamic.Interface, replicas int) (*releaseRecorders, error) {
+	r := &releaseRecorders{replicas: replicas, releaseFollowers: releaseFollowers{
 		namespace: releaseNamespace, workload: releaseWorkload, rolloutName: releaseRollout}}
 	if err := r.start(ctx, env, dyn, r.followDeployment); err != nil {
 		return nil, err
@@ -154,7 +155,7 @@ func (r *releaseRecorders) followDeployment(ctx context.Context, env *Env, _ dyn
 	}
 	scrape := func() (map[RequestKey]float64, error) { return env.ManagerRequests(ctx) }
 	r.batches = &batchWrites{scrape: scrape}
-	r.pods.readAtAll(releaseReplicas, scrape)
+	r.pods.readAtAll(r.replicas, scrape)
 	return r.add(follow(ctx, d.ResourceVersion, deploymentWatch(env.Kube, releaseWorkload), r.batches.observe))
 }
 

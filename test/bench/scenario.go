@@ -34,6 +34,7 @@ func Scenarios() []Scenario {
 		fleetRelease(),
 		deploymentRollout(true),
 		deploymentRollout(false),
+		deploymentRollout10k(),
 		canaryTrafficStep(),
 		analysisOverhead(),
 		cloneSetScale(),
