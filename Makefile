@@ -101,9 +101,15 @@ test: tools node-packages test-packages verify lint ## Build the tools, vet, lin
 	FLOTILLA_BIN_DIR=$(ROOT)/bin FLOTILLA_REAL_NODE=$(REAL_NODE_REQUIRED) FLOTILLA_REAL_PROMETHEUS=$(REAL_NODE_REQUIRED) $(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 .PHONY: bench
-bench: tools node-packages test-packages build ## Run the benchmark scenarios and micro-benchmarks (SCENARIO=name runs one; see docs/performance.md).
+bench: tools node-packages test-packages build ## Run the benchmark scenarios and micro-benchmarks but the scale ones (SCENARIO=name runs one; see docs/performance.md).
 	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) run ./test/bench/cmd/bench --manager $(BIN)/flotilla-manager \
 		--out $(BENCH_OUT) $(if $(SCENARIO),--scenario $(SCENARIO))
+
+BENCH_SCALE_OUT ?= test/bench/results/bench-scale-results.json
+.PHONY: bench-scale
+bench-scale: tools build ## Run the scale scenarios (a 1,000-Rollout fleet, a 10,000-replica release): about an hour on 2 cores.
+	FLOTILLA_BIN_DIR=$(ROOT)/bin $(GO) run ./test/bench/cmd/bench --manager $(BIN)/flotilla-manager \
+		--out $(BENCH_SCALE_OUT) --set scale
 
 # REAL_NODE=false leaves the real node out of the sandbox.
 REAL_NODE ?= true

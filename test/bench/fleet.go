@@ -39,6 +39,7 @@ func fleetIdle() Scenario {
 		Cluster: cluster.Options{ControllerManager: true, Scheduler: true, Nodes: 100, PodsPerNode: 110,
 			Args: managerIdle().Cluster.Args},
 		Timeout: 20 * time.Minute,
+		Scale:   true,
 		Run:     runFleetIdle,
 	}
 }

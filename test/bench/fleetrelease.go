@@ -43,6 +43,7 @@ func fleetRelease() Scenario {
 		Cluster: cluster.Options{ControllerManager: true, Scheduler: true, Nodes: 125, PodsPerNode: 110,
 			Args: nativeArgs()},
 		Timeout: 40 * time.Minute,
+		Scale:   true,
 		Run:     runFleetRelease,
 	}
 }

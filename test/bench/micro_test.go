@@ -101,14 +101,25 @@ func TestBenchmarkPackages(t *testing.T) {
 
 func TestSelect(t *testing.T) {
 	all := []Scenario{{Name: "a"}, {Name: "b"}, {Name: "c"}}
-	got, err := Select(all, []string{"c", "a"})
-	if err != nil || len(got) != 2 || got[0].Name != "a" || got[1].Name != "c" {
-		t.Fatalf("Select = %+v, %v", got, err)
+	all[1].Scale = true
+	got, err := Select(all, []string{"c", "b"}, SetDefault)
+	if err != nil || len(got) != 2 || got[0].Name != "b" || got[1].Name != "c" {
+		t.Fatalf("Select = %+v, %v: a named scale scenario runs whatever the set", got, err)
 	}
-	if got, _ := Select(all, nil); len(got) != 3 {
-		t.Fatalf("no names must select all, got %d", len(got))
+	for set, want := range map[string][]string{SetDefault: {"a", "c"}, SetScale: {"b"}, SetAll: {"a", "b", "c"}} {
+		got, err := Select(all, nil, set)
+		var names []string
+		for _, s := range got {
+			names = append(names, s.Name)
+		}
+		if err != nil || strings.Join(names, ",") != strings.Join(want, ",") {
+			t.Errorf("set %s selects %v (%v), want %v", set, names, err, want)
+		}
 	}
-	if _, err := Select(all, []string{"nope"}); err == nil || !strings.Contains(err.Error(), "a, b, c") {
+	if _, err := Select(all, nil, "most"); err == nil {
+		t.Error("an unknown set must be refused")
+	}
+	if _, err := Select(all, []string{"nope"}, SetDefault); err == nil || !strings.Contains(err.Error(), "a, b, c") {
 		t.Fatalf("unknown name: %v", err)
 	}
 }

@@ -105,7 +105,9 @@ func deploymentRollout(withID bool) Scenario {
 // deploymentRollout10k is deployment-rollout at ten thousand replicas.
 func deploymentRollout10k() Scenario {
 	what := "deployment-rollout at %d replicas: a partition-style Rollout (steps %v, pause 0) against the same change on a plain Deployment"
-	return releaseScenario("deployment-rollout-10k", fmt.Sprintf(what, release10k.replicas, releaseSteps), release10k, true, 45*time.Minute)
+	s := releaseScenario("deployment-rollout-10k", fmt.Sprintf(what, release10k.replicas, releaseSteps), release10k, true, 45*time.Minute)
+	s.Scale = true
+	return s
 }
 
 func releaseScenario(name, description string, sc releaseScale, withID bool, timeout time.Duration) Scenario {

@@ -18,6 +18,9 @@ type Scenario struct {
 	Cluster cluster.Options
 	// NoCluster runs the scenario without a control plane.
 	NoCluster bool
+	// Scale marks a fleet- or 10k-sized scenario: tens of minutes on the 2-core machine, so `make bench` leaves
+	// it to `make bench-scale` unless it is named.
+	Scale bool
 	// Timeout bounds the whole scenario, cluster start included.
 	Timeout time.Duration
 	// Run sets up, measures with Env.Measure and fills res.
@@ -53,11 +56,18 @@ func Scenarios() []Scenario {
 	}
 }
 
+// Sets of scenarios a run without names selects.
+const (
+	SetDefault = "default" // every scenario but the scale ones: `make bench`
+	SetScale   = "scale"   // the scale ones: `make bench-scale`
+	SetAll     = "all"
+)
+
 // Select picks scenarios by name, keeping the order of all; no names
-// selects all of them.
-func Select(all []Scenario, names []string) ([]Scenario, error) {
+// selects the set.
+func Select(all []Scenario, names []string, set string) ([]Scenario, error) {
 	if len(names) == 0 {
-		return all, nil
+		return inSet(all, set)
 	}
 	var known []string
 	for _, s := range all {
@@ -69,6 +79,16 @@ func Select(all []Scenario, names []string) ([]Scenario, error) {
 		}
 	}
 	return slices.DeleteFunc(slices.Clone(all), func(s Scenario) bool { return !slices.Contains(names, s.Name) }), nil
+}
+
+func inSet(all []Scenario, set string) ([]Scenario, error) {
+	switch set {
+	case SetAll:
+		return all, nil
+	case SetDefault, SetScale:
+		return slices.DeleteFunc(slices.Clone(all), func(s Scenario) bool { return s.Scale != (set == SetScale) }), nil
+	}
+	return nil, fmt.Errorf("unknown set %q (known: %s, %s, %s)", set, SetDefault, SetScale, SetAll)
 }
 
 func clusterSize(s Scenario) ClusterSize {

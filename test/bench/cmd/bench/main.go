@@ -32,6 +32,7 @@ func run() (int, error) {
 	out := flag.String("out", "", "results file (default: <module>/test/bench/results/bench-results.json)")
 	manager := flag.String("manager", "", "prebuilt flotilla-manager binary (default: build it)")
 	list := flag.Bool("list", false, "list the scenarios and exit")
+	set := flag.String("set", bench.SetDefault, "without --scenario, which scenarios run: default (all but the fleet- and 10k-sized ones), scale (those), or all")
 	markdown := flag.String("markdown", "", "print a results file as the Markdown table of docs/performance.md and exit")
 	flag.Parse()
 	if *markdown != "" {
@@ -41,11 +42,11 @@ func run() (int, error) {
 	all := bench.Scenarios()
 	if *list {
 		for _, s := range all {
-			fmt.Printf("%-20s %s\n", s.Name, s.Description)
+			fmt.Printf("%-24s %s%s\n", s.Name, s.Description, map[bool]string{true: " [scale]"}[s.Scale])
 		}
 		return 0, nil
 	}
-	scenarios, err := bench.Select(all, splitNames(*scenario))
+	scenarios, err := bench.Select(all, splitNames(*scenario), *set)
 	if err != nil {
 		return 2, err
 	}
