@@ -19,6 +19,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/module"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 	"github.com/flotilla-dev/flotilla/workloads/workloadspread/internal/controller"
 )
 
@@ -44,7 +45,7 @@ func setup(mgr manager.Manager, opts module.Options, clk clock.PassiveClock) err
 	if err := controller.IndexTargets(mgr); err != nil {
 		return err
 	}
-	r := &controller.Reconciler{KruiseWorkloads: served(mgr.GetRESTMapper(), kruiseWorkloads...), Clock: clk}
+	r := &controller.Reconciler{KruiseWorkloads: served(mgr.GetRESTMapper(), kruiseWorkloads...), Deps: reconcilerdeps.Deps{Clock: clk}}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the WorkloadSpread controller: %w", err)
 	}

@@ -17,8 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,6 +28,7 @@ import (
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/podhandler"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // ControllerName names the controller, its logs and the source of its events.
@@ -56,13 +55,11 @@ type Reconciler struct {
 	NodeName string
 	// Runtime is the node's container runtime.
 	Runtime cri.Runtime
-	// Client reads requests from the cache and writes their status; APIReader reads pods past the cache;
-	// Recorder records events. All default to the manager's.
-	Client    client.Client
+	// Client reads requests from the cache and writes their status; Recorder records events, without the
+	// event budget (setDefaults). They default to the manager's, Clock to the real clock.
+	reconcilerdeps.Deps
+	// APIReader reads pods past the cache; it defaults to the manager's.
 	APIReader client.Reader
-	Recorder  events.EventRecorder
-	// Clock defaults to the real clock.
-	Clock clock.PassiveClock
 	// HTTPClient runs httpGet preStop handlers; the default does not verify certificates, as the kubelet.
 	HTTPClient *http.Client
 	// Workers is the number of pods handled at once; 0 means 8.
@@ -99,17 +96,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.APIReader == nil {
-		r.APIReader = mgr.GetAPIReader()
-	}
+	// No event budget, as this executor has always recorded: each event names the pod whose container it
+	// stopped, and a request stops each of its containers once, so there is no burst to fold.
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(ControllerName)
 	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
+	r.Default(mgr, ControllerName)
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.HTTPClient == nil {
 		r.HTTPClient = podhandler.NewHTTPClient()

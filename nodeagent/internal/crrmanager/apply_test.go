@@ -13,6 +13,7 @@ import (
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // A finished request whose cache does not show its hold on the pod yet still releases the pod before its
@@ -30,7 +31,7 @@ func TestFinishedRequestReleasesAHoldTheCacheMissed(t *testing.T) {
 	podreadiness.AddNotReady(held, NotReadyUserAgent, HolderKey(crr), metav1.NewTime(created))
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(crr, held).
 		WithStatusSubresource(&corev1.Pod{}, &kruiseappsv1alpha1.ContainerRecreateRequest{}).Build()
-	r := &Reconciler{Client: c, APIReader: c, Clock: clock.RealClock{}}
+	r := &Reconciler{Deps: reconcilerdeps.Deps{Client: c, Clock: clock.RealClock{}}, APIReader: c}
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(crr), crr); err != nil {
 		t.Fatal(err)
 	}

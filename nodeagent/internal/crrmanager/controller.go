@@ -7,9 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -18,6 +16,7 @@ import (
 
 	crradmission "github.com/flotilla-dev/flotilla/nodeagent/admission"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // ControllerName names the controller, its logs and the source of its events (upstream's).
@@ -39,14 +38,11 @@ const conflictRetry = 100 * time.Millisecond
 
 // Reconciler reconciles ContainerRecreateRequests.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes; Recorder records events. Both default to the
-	// manager's.
-	Client   client.Client
-	Recorder events.EventRecorder
+	// Client reads from the manager's cache and writes; Recorder records events. They default to the
+	// manager's, Clock to the real clock.
+	reconcilerdeps.Deps
 	// APIReader reads past the cache; defaults to the manager's.
 	APIReader client.Reader
-	// Clock defaults to the real clock.
-	Clock clock.PassiveClock
 	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's default).
 	Workers int
 }
@@ -72,17 +68,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 }
 
 func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder(ControllerName)
-	}
+	r.Default(mgr, ControllerName)
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
 	}
 }
 

@@ -10,16 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/imagejob/plan"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
-	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 	"github.com/flotilla-dev/flotilla/workloads/statuspatch"
 )
 
@@ -34,11 +32,9 @@ const ListJobControllerName = "imagelistpulljob-controller"
 // ListJobReconciler reconciles ImageListPullJobs: one ImagePullJob per image, which the garbage collector deletes
 // with the list.
 type ListJobReconciler struct {
-	// Client reads from the manager's cache and writes; Recorder records events. Both default to the manager's.
-	Client   client.Client
-	Recorder events.EventRecorder
-	// Clock defaults to the real clock: start and completion times and the TTL read it.
-	Clock clock.PassiveClock
+	// Client reads from the manager's cache and writes; Recorder records events; start and completion times
+	// and the TTL read Clock. They default to the manager's and the real clock.
+	reconcilerdeps.Deps
 	// Workers is the number of concurrent reconciles; 0 means 3.
 	Workers int
 
@@ -47,15 +43,7 @@ type ListJobReconciler struct {
 
 // SetupWithManager registers the controller: it watches ImageListPullJobs and the ImagePullJobs they control.
 func (r *ListJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.Recorder == nil {
-		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ListJobControllerName))
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
+	r.Default(mgr, ListJobControllerName)
 	r.expectations = expectations.New(r.Clock, expectationsTTL)
 	workers := r.Workers
 	if workers <= 0 {

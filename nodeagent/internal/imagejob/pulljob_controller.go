@@ -13,8 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,8 +21,8 @@ import (
 
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/imagejob/plan"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
-	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // PullJobControllerName names the controller, its logs and the source of its events (upstream's).
@@ -48,16 +46,14 @@ const staleRetry = 100 * time.Millisecond
 // PullJobReconciler reconciles ImagePullJobs. It reads NodeImages through plan.OwnerIndex, which the NodeImage
 // controller (nodeimagemanager) registers: set that up first.
 type PullJobReconciler struct {
-	// Client reads from the manager's cache and writes; Secrets reads pull secrets and their copies past the
-	// cache (the manager caches no Secrets, and reads them only when a job starts nodes or ends); Recorder
-	// records events. All default to the manager's.
-	Client   client.Client
-	Secrets  client.Reader
-	Recorder events.EventRecorder
+	// Client reads from the manager's cache and writes; Recorder records events; deadlines, TTLs and tags'
+	// creation times read Clock. They default to the manager's and the real clock.
+	reconcilerdeps.Deps
+	// Secrets reads pull secrets and their copies past the cache (the manager caches no Secrets, and reads
+	// them only when a job starts nodes or ends); it defaults to the manager's API reader.
+	Secrets client.Reader
 	// ConfigNamespace is where pull secrets are copied for the node agents (upstream's kruise-daemon-config).
 	ConfigNamespace string
-	// Clock defaults to the real clock: deadlines, TTLs and tags' creation times read it.
-	Clock clock.PassiveClock
 	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's --imagepulljob-workers).
 	Workers int
 
@@ -85,17 +81,9 @@ func (r *PullJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *PullJobReconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
+	r.Default(mgr, PullJobControllerName)
 	if r.Secrets == nil {
 		r.Secrets = mgr.GetAPIReader()
-	}
-	if r.Recorder == nil {
-		r.Recorder = eventbudget.New(mgr.GetEventRecorder(PullJobControllerName))
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
 	}
 	r.expectations = expectations.New(r.Clock, expectationsTTL)
 }

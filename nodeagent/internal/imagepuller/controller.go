@@ -10,8 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/flotilla-dev/flotilla/nodeagent/cri"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // ControllerName names the controller, its logs and the source of its events.
@@ -49,13 +48,11 @@ type Reconciler struct {
 	NodeName string
 	// Images is the node's runtime.
 	Images cri.Images
-	// Client reads the NodeImage from the cache and patches its status; APIReader reads pull secrets (never
-	// cached: the agent may only get them); Recorder records events. All default to the manager's.
-	Client    client.Client
+	// Client reads the NodeImage from the cache and patches its status; Recorder records events. They
+	// default to the manager's, Clock to the real clock.
+	reconcilerdeps.Deps
+	// APIReader reads pull secrets (never cached: the agent may only get them); it defaults to the manager's.
 	APIReader client.Reader
-	Recorder  events.EventRecorder
-	// Clock defaults to the real clock.
-	Clock clock.PassiveClock
 	// MaxParallel bounds the pulls in flight: 0 means DefaultMaxParallel, less than 0 no bound.
 	MaxParallel int
 
@@ -90,17 +87,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
+	r.Default(mgr, ControllerName)
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
-	}
-	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder(ControllerName)
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
 	}
 	if r.MaxParallel == 0 {
 		r.MaxParallel = DefaultMaxParallel

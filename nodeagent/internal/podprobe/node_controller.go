@@ -9,8 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +18,7 @@ import (
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/pernode"
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/podprobe/plan"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // NodeControllerName names the NodePodProbe controller, its logs and the source of its events.
@@ -43,13 +42,11 @@ const (
 // of pods that are gone and the probes of markers that are gone; and turns the node agent's results into pod
 // conditions, labels and annotations. Requests are named after nodes.
 type NodeReconciler struct {
-	// Client reads from the manager's cache and writes; APIReader reads a NodePodProbe past the cache after a
-	// write conflict; Recorder records events. All default to the manager's.
-	Client    client.Client
+	// Client reads from the manager's cache and writes; Recorder records events. They default to the
+	// manager's, Clock to the real clock.
+	reconcilerdeps.Deps
+	// APIReader reads a NodePodProbe past the cache after a write conflict; it defaults to the manager's.
 	APIReader client.Reader
-	Recorder  events.EventRecorder
-	// Clock defaults to the real clock.
-	Clock clock.PassiveClock
 	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's --nodepodprobe-workers).
 	Workers int
 
@@ -60,9 +57,9 @@ type NodeReconciler struct {
 // same request; so do the pods of a NodePodProbe's entries (gone, done, relabelled) and the markers whose
 // probes it holds (their policies changed).
 func (r *NodeReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.Client, r.APIReader, r.Recorder = withDefaults(mgr, r.Client, r.APIReader, r.Recorder, NodeControllerName)
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
+	r.Default(mgr, NodeControllerName)
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	r.writer = specWriter{client: r.Client, live: r.APIReader, controller: "nodepodprobe"}
 	return ctrl.NewControllerManagedBy(mgr).

@@ -14,8 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,9 +26,9 @@ import (
 	"github.com/flotilla-dev/flotilla/sidecarset/internal/plan"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
-	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
 	"github.com/flotilla-dev/flotilla/workloads/paced"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // ControllerName names the controller, its logs and the source of its events (upstream's).
@@ -60,11 +58,9 @@ const podIndex = "sidecarset.injected"
 
 // Reconciler reconciles SidecarSets.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes; Recorder records events. Both default to the manager's.
-	Client   client.Client
-	Recorder events.EventRecorder
-	// Clock defaults to the real clock.
-	Clock clock.PassiveClock
+	// Client reads from the manager's cache and writes; Recorder records events. They default to the
+	// manager's, Clock to the real clock.
+	reconcilerdeps.Deps
 	// Namespace holds the SidecarSets' ControllerRevisions (upstream keeps them in its own namespace).
 	Namespace string
 	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's --sidecarset-workers).
@@ -101,15 +97,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.Recorder == nil {
-		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
+	r.Default(mgr, ControllerName)
 	r.expectations = expectations.New(r.Clock, expectationsTTL)
 }
 

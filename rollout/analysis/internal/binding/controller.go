@@ -14,8 +14,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,7 +23,7 @@ import (
 
 	analysisv1alpha1 "github.com/flotilla-dev/flotilla/rollout/analysis/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
-	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // ControllerName names the controller, its logs and the source of its events.
@@ -47,11 +45,8 @@ const defaultWorkers = 4
 
 // Reconciler reconciles RolloutAnalyses.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes; Recorder records events. Both default to the manager's.
-	Client   client.Client
-	Recorder events.EventRecorder
-	// Clock stamps the conditions; the real clock by default.
-	Clock clock.PassiveClock
+	// Client, Recorder and Clock default to the manager's and the real clock; Clock stamps the conditions.
+	reconcilerdeps.Deps
 	// Workers is the number of concurrent reconciles; 0 means defaultWorkers.
 	Workers int
 }
@@ -60,7 +55,7 @@ type Reconciler struct {
 // status writes do not wake it), the runs they own, the Rollouts they name, and the other RolloutAnalyses of
 // the same Rollout coming and going (one per Rollout acts).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.setDefaults(mgr)
+	r.Default(mgr, ControllerName)
 	if err := indexRolloutRef(mgr); err != nil {
 		return err
 	}
@@ -97,18 +92,6 @@ var comingOrGoing = predicate.Funcs{
 		return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
 	},
 	GenericFunc: func(event.GenericEvent) bool { return false },
-}
-
-func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.Recorder == nil {
-		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
 }
 
 // Reconcile reads the RolloutAnalysis, its Rollout, its rivals and its runs, plans, and applies the plan.

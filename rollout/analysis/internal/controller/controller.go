@@ -11,8 +11,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,7 +21,7 @@ import (
 	analysisv1alpha1 "github.com/flotilla-dev/flotilla/rollout/analysis/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/rollout/analysis/internal/plan"
 	"github.com/flotilla-dev/flotilla/rollout/analysis/internal/provider"
-	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // ControllerName names the controller, its logs and the source of its events.
@@ -46,14 +44,12 @@ const defaultWorkers = 10
 
 // Reconciler reconciles AnalysisRuns.
 type Reconciler struct {
-	// Client reads runs, templates and Jobs from the manager's cache and writes; APIReader reads the Secrets
-	// metrics name, straight from the API server (caching every Secret of a cluster would cost far more).
-	// Recorder records events. All default to the manager's.
-	Client    client.Client
+	// Client reads runs, templates and Jobs from the manager's cache and writes; Recorder records events;
+	// schedules, measurement times and conditions read Clock. They default to the manager's and the real clock.
+	reconcilerdeps.Deps
+	// APIReader reads the Secrets metrics name, straight from the API server (caching every Secret of a
+	// cluster would cost far more); it defaults to the manager's.
 	APIReader client.Reader
-	Recorder  events.EventRecorder
-	// Clock defaults to the real clock: schedules, measurement times and conditions read it.
-	Clock clock.Clock
 	// Workers is the number of concurrent reconciles; 0 means defaultWorkers.
 	Workers int
 
@@ -78,17 +74,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
+	r.Default(mgr, ControllerName)
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
-	}
-	if r.Recorder == nil {
-		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
 	}
 	clients := &provider.HTTPClients{}
 	r.prometheus = &provider.Prometheus{Clients: clients, Secrets: r.secret}

@@ -9,12 +9,13 @@ import (
 
 	analysisv1alpha1 "github.com/flotilla-dev/flotilla/rollout/analysis/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/test/managertest"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // A run's transitions, once written, count and record events: the final phase once, a metric's end once.
 func TestRecordTransitions(t *testing.T) {
 	recorder := events.NewFakeRecorder(10)
-	r := &Reconciler{Recorder: recorder}
+	r := &Reconciler{Deps: reconcilerdeps.Deps{Recorder: recorder}}
 	failedRuns := managertest.Counter(t, RunsName, map[string]string{"phase": "Failed"})
 	failedWeb := managertest.Counter(t, MeasurementsName, map[string]string{"provider": "web", "phase": "Failed"})
 	before := analysisv1alpha1.AnalysisRunStatus{Phase: analysisv1alpha1.AnalysisPhaseRunning, StartedAt: &metav1.Time{},

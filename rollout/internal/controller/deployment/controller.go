@@ -13,8 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +24,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/control"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/reconcileutil"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // ControllerName names the controller, its logs and the events it records.
@@ -41,14 +40,12 @@ const expectationsTTL = 30 * time.Second
 
 // Reconciler drives the ReplicaSets of Deployments under a partition-style release.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes; APIReader reads past it, only to tell a name
-	// collision from a ReplicaSet the cache has not seen yet. Recorder records events. All default to
-	// the manager's.
-	Client    client.Client
+	// Client reads from the manager's cache and writes; Recorder records events, without the event budget
+	// (setDefaults). They default to the manager's, Clock to the real clock.
+	reconcilerdeps.Deps
+	// APIReader reads past the cache, only to tell a name collision from a ReplicaSet the cache has not seen
+	// yet; it defaults to the manager's.
 	APIReader client.Reader
-	Recorder  events.EventRecorder
-	// Clock defaults to the real clock.
-	Clock clock.PassiveClock
 	// Workers is the number of concurrent reconciles; 0 means 1.
 	Workers int
 
@@ -76,17 +73,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.APIReader == nil {
-		r.APIReader = mgr.GetAPIReader()
-	}
+	// No event budget: this controller has always recorded each scaling event in full, naming its
+	// ReplicaSet, and folding them would change what `kubectl describe deployment` shows.
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(ControllerName)
 	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
+	r.Default(mgr, ControllerName)
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	r.expectations = expectations.New(r.Clock, expectationsTTL)
 }

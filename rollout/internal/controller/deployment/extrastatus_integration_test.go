@@ -10,6 +10,7 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/test/managertest"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // A reconcile that read the Deployment while a release held it writes its extra status only if the release
@@ -29,7 +30,7 @@ func TestExtraStatusOnlyUnderTheRelease(t *testing.T) {
 		}
 		read := d.DeepCopy() // what a reconcile read while the release held it
 		read.Annotations = map[string]string{rolloutsv1beta1.BatchReleaseControlAnnotation: `{"name":"r"}`}
-		r := &Reconciler{Client: c, Clock: clock.RealClock{}}
+		r := &Reconciler{Deps: reconcilerdeps.Deps{Client: c, Clock: clock.RealClock{}}}
 		if _, err := r.patchExtraStatus(t.Context(), read, status); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flotilla-dev/flotilla/rollout/control"
 	"github.com/flotilla-dev/flotilla/test/managertest"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // A scale planned from a ReplicaSet read before someone else's write goes through when that write left the
@@ -121,5 +122,5 @@ func scaleFixture(t *testing.T, namespace string) (client.Client, *appsv1.Deploy
 	if err := c.Create(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
-	return c, d, &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10)}
+	return c, d, &Reconciler{Deps: reconcilerdeps.Deps{Client: c, Recorder: events.NewFakeRecorder(10)}}
 }

@@ -12,16 +12,14 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/flotilla-dev/flotilla/workloads/advancedcronjob/internal/plan"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
-	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // ControllerName names the controller, its logs and the source of its events (upstream's).
@@ -43,11 +41,9 @@ const conflictRetry = 100 * time.Millisecond
 
 // Reconciler reconciles AdvancedCronJobs.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes; Recorder records events. Both default to the manager's.
-	Client   client.Client
-	Recorder events.EventRecorder
-	// Clock defaults to the real clock; tests step a fake one instead of waiting for the schedule.
-	Clock clock.PassiveClock
+	// Client reads from the manager's cache and writes; Recorder records events. They default to the
+	// manager's, Clock to the real clock; tests step a fake one instead of waiting for the schedule.
+	reconcilerdeps.Deps
 	// Local is the zone of schedules without timeZone; it defaults to the manager's.
 	Local *time.Location
 	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's --advancedcronjob-workers).
@@ -78,15 +74,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.Recorder == nil {
-		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
+	r.Default(mgr, ControllerName)
 	if r.Local == nil {
 		r.Local = time.Local
 	}

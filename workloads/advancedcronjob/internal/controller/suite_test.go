@@ -31,6 +31,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/advancedcronjob/admission"
 	"github.com/flotilla-dev/flotilla/workloads/advancedcronjob/internal/plan"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // clusterConfig is nil when the tests run with -short: no control plane.
@@ -69,7 +70,7 @@ func start(t *testing.T) *env {
 	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme)
 	e := &env{t: t, c: managertest.DirectClient(t, clusterConfig, scheme), clock: clocktesting.NewFakeClock(time.Now())}
 	e.ns = managertest.Namespace(t, e.c, "acj")
-	r := &Reconciler{Clock: e.clock, Local: time.UTC}
+	r := &Reconciler{Deps: reconcilerdeps.Deps{Clock: e.clock}, Local: time.UTC}
 	managertest.Start(t, clusterConfig, scheme, r.SetupWithManager,
 		func(o *ctrl.Options) { o.Cache.DefaultNamespaces = map[string]cache.Config{e.ns: {}} })
 	return e

@@ -10,8 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,8 +18,8 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/broadcastjob/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
-	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // ControllerName names the controller, its logs and the source of its events (upstream's).
@@ -42,11 +40,9 @@ const conflictRetry = 100 * time.Millisecond
 
 // Reconciler reconciles BroadcastJobs.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes; Recorder records events. Both default to the manager's.
-	Client   client.Client
-	Recorder events.EventRecorder
-	// Clock defaults to the real clock: deadlines and TTLs are measured on it.
-	Clock clock.PassiveClock
+	// Client reads from the manager's cache and writes; Recorder records events; deadlines and TTLs are
+	// measured on Clock. They default to the manager's and the real clock.
+	reconcilerdeps.Deps
 	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's --broadcastjob-workers).
 	Workers int
 
@@ -76,15 +72,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.Recorder == nil {
-		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
+	r.Default(mgr, ControllerName)
 	r.expectations = expectations.New(r.Clock, expectationsTTL)
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/broadcastjob/admission"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // clusterConfig is nil when the tests run with -short: no control plane.
@@ -53,7 +54,7 @@ func startController(t *testing.T) (client.Client, string, *clocktesting.FakeClo
 	c := managertest.DirectClient(t, clusterConfig, scheme)
 	ns := managertest.Namespace(t, c, "bcj")
 	clock := clocktesting.NewFakeClock(time.Now())
-	r := &Reconciler{Clock: clock}
+	r := &Reconciler{Deps: reconcilerdeps.Deps{Clock: clock}}
 	managertest.Start(t, clusterConfig, scheme, r.SetupWithManager,
 		func(o *ctrl.Options) { o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}} })
 	return c, ns, clock

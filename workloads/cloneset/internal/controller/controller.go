@@ -10,8 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,10 +19,10 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
-	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
 	"github.com/flotilla-dev/flotilla/workloads/orphans"
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // ControllerName names the controller, its logs and the source of its events (upstream's).
@@ -45,14 +43,11 @@ const expectationsTTL = 30 * time.Second
 
 // Reconciler reconciles CloneSets.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes; Recorder records events. Both default to the
-	// manager's.
-	Client   client.Client
-	Recorder events.EventRecorder
+	// Client reads from the manager's cache and writes; Recorder records events. They default to the
+	// manager's, Clock to the real clock.
+	reconcilerdeps.Deps
 	// APIReader reads pods past the cache after a lost write race; defaults to the manager's.
 	APIReader client.Reader
-	// Clock defaults to the real clock.
-	Clock clock.PassiveClock
 	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's default).
 	Workers int
 	// NewID returns a random instance id; defaults to 5 random lowercase letters and digits.
@@ -99,18 +94,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.Recorder == nil {
-		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
-	}
+	r.Default(mgr, ControllerName)
 	r.createSlots, r.settleSlots = make(chan struct{}, createWorkers), make(chan struct{}, createWorkers)
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
 	}
 	if r.NewID == nil {
 		r.NewID = randomID

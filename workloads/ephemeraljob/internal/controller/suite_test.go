@@ -27,6 +27,7 @@ import (
 	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/podcache"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // clusterConfig is nil when the tests run with -short: no control plane.
@@ -62,7 +63,7 @@ func start(t *testing.T) *env {
 	c := managertest.DirectClient(t, clusterConfig, scheme)
 	e := &env{t: t, c: c, clock: clocktesting.NewFakeClock(time.Now())}
 	e.ns = managertest.NamespaceWithServiceAccount(t, c, "ejob")
-	r := &Reconciler{Clock: e.clock}
+	r := &Reconciler{Deps: reconcilerdeps.Deps{Clock: e.clock}}
 	managertest.Start(t, clusterConfig, scheme, r.SetupWithManager, func(o *ctrl.Options) {
 		o.Cache.DefaultNamespaces = map[string]cache.Config{e.ns: {}}
 		// The manager's pod cache: the tests' pods, a ReplicaSet's, are held slim.

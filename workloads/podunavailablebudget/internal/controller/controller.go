@@ -10,8 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,8 +19,8 @@ import (
 
 	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
-	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 	"github.com/flotilla-dev/flotilla/workloads/workloadref"
 )
 
@@ -45,13 +43,11 @@ const conflictRetry = 100 * time.Millisecond
 
 // Reconciler reconciles PodUnavailableBudgets.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes; APIReader reads a budget past the cache after a write
-	// lost a race; Recorder records events. All default to the manager's.
-	Client    client.Client
+	// Client reads from the manager's cache and writes; Recorder records events; recorded disruptions expire
+	// by Clock. They default to the manager's and the real clock.
+	reconcilerdeps.Deps
+	// APIReader reads a budget past the cache after a write lost a race; it defaults to the manager's.
 	APIReader client.Reader
-	Recorder  events.EventRecorder
-	// Clock defaults to the real clock: recorded disruptions expire by it.
-	Clock clock.PassiveClock
 	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's --podunavailablebudget-workers).
 	Workers int
 	// KruiseWorkloads watches CloneSets and Advanced StatefulSets for their replicas (when they are served).
@@ -88,17 +84,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
+	r.Default(mgr, ControllerName)
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
-	}
-	if r.Recorder == nil {
-		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
 	}
 	r.finder = &workloadref.Finder{Client: r.Client}
 }

@@ -11,8 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -21,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
-	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 	"github.com/flotilla-dev/flotilla/workloads/resourcedistribution/internal/plan"
 )
 
@@ -43,11 +41,9 @@ const staleRetry = 100 * time.Millisecond
 // Reconciler reconciles ResourceDistributions.
 type Reconciler struct {
 	// Client reads ResourceDistributions and namespaces from the manager's cache and writes; Recorder records
-	// events. Both default to the manager's.
-	Client   client.Client
-	Recorder events.EventRecorder
-	// Clock defaults to the real clock: the copies' timestamps and the conditions' transitions read it.
-	Clock clock.PassiveClock
+	// events; the copies' timestamps and the conditions' transitions read Clock. They default to the
+	// manager's and the real clock.
+	reconcilerdeps.Deps
 	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's --resourcedistribution-workers).
 	Workers int
 
@@ -59,7 +55,7 @@ type Reconciler struct {
 // SetupWithManager registers the controller: it watches ResourceDistributions (their specs), namespaces
 // (those that join or leave a distribution's targets) and the copies (an edit or deletion of one).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.setDefaults(mgr)
+	r.Default(mgr, ControllerName)
 	copies, err := newCopyCache(mgr)
 	if err != nil {
 		return err
@@ -77,18 +73,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(copySource[*corev1.Secret](mgr, copies, &corev1.Secret{})).
 		WatchesRawSource(copySource[*corev1.ConfigMap](mgr, copies, &corev1.ConfigMap{})).
 		Complete(r)
-}
-
-func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.Recorder == nil {
-		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
 }
 
 // Reconcile distributes one ResourceDistribution's resource: plan from what the caches show, write the copies,

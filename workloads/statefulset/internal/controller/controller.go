@@ -11,8 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,10 +20,10 @@ import (
 
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
-	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
 	"github.com/flotilla-dev/flotilla/workloads/orphans"
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
 )
 
@@ -49,14 +47,11 @@ const conflictRetry = 100 * time.Millisecond
 
 // Reconciler reconciles Advanced StatefulSets.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes; Recorder records events. Both default to the
-	// manager's.
-	Client   client.Client
-	Recorder events.EventRecorder
+	// Client reads from the manager's cache and writes; Recorder records events. They default to the
+	// manager's, Clock to the real clock.
+	reconcilerdeps.Deps
 	// APIReader reads pods past the cache after a lost write race; defaults to the manager's.
 	APIReader client.Reader
-	// Clock defaults to the real clock.
-	Clock clock.PassiveClock
 	// Workers is the number of concurrent reconciles; 0 means 3.
 	Workers int
 	// Upstream's gates: StartOrdinal honours spec.ordinals (StatefulSetStartOrdinal), RetainClaims applies
@@ -96,17 +91,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.Recorder == nil {
-		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
-	}
+	r.Default(mgr, ControllerName)
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
 	}
 	if r.Workers <= 0 {
 		r.Workers = 3

@@ -11,8 +11,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,7 +19,7 @@ import (
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
-	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 	"github.com/flotilla-dev/flotilla/workloads/uniteddeployment/internal/plan"
 )
 
@@ -42,12 +40,9 @@ const staleRetry = 100 * time.Millisecond
 
 // Reconciler reconciles UnitedDeployments.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes; Recorder records events. Both default to the
-	// manager's.
-	Client   client.Client
-	Recorder events.EventRecorder
-	// Clock defaults to the real clock: conditions' transitions and the adaptive strategy's timers read it.
-	Clock clock.PassiveClock
+	// Client reads from the manager's cache and writes; Recorder records events; conditions' transitions and
+	// the adaptive strategy's timers read Clock. They default to the manager's and the real clock.
+	reconcilerdeps.Deps
 	// Workers is the number of concurrent reconciles; 0 means 3.
 	Workers int
 }
@@ -55,7 +50,7 @@ type Reconciler struct {
 // SetupWithManager registers the controller: it watches UnitedDeployments (their specs) and the four kinds
 // of subset workloads they control.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.setDefaults(mgr)
+	r.Default(mgr, ControllerName)
 	workers := r.Workers
 	if workers <= 0 {
 		workers = 3
@@ -69,18 +64,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&appsv1.Deployment{}).
 		Complete(r)
-}
-
-func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.Recorder == nil {
-		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
 }
 
 // Reconcile brings one UnitedDeployment's subset workloads to its spec: record the template's revision,

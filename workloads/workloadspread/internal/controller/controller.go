@@ -9,8 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,8 +16,8 @@ import (
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
-	"github.com/flotilla-dev/flotilla/workloads/eventbudget"
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 	"github.com/flotilla-dev/flotilla/workloads/workloadref"
 	"github.com/flotilla-dev/flotilla/workloads/workloadspread/internal/plan"
 )
@@ -43,12 +41,9 @@ const conflictRetry = 100 * time.Millisecond
 
 // Reconciler reconciles WorkloadSpreads.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes; Recorder records events. Both default to the
-	// manager's.
-	Client   client.Client
-	Recorder events.EventRecorder
-	// Clock defaults to the real clock: the webhooks' entries expire by it.
-	Clock clock.PassiveClock
+	// Client reads from the manager's cache and writes; Recorder records events; the webhooks' entries
+	// expire by Clock. They default to the manager's and the real clock.
+	reconcilerdeps.Deps
 	// KruiseWorkloads watches CloneSets and Advanced StatefulSets for their replicas (when they are served).
 	KruiseWorkloads bool
 
@@ -81,15 +76,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.Recorder == nil {
-		r.Recorder = eventbudget.New(mgr.GetEventRecorder(ControllerName))
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
+	r.Default(mgr, ControllerName)
 	r.finder = &workloadref.Finder{Client: r.Client}
 }
 
