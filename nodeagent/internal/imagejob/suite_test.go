@@ -25,6 +25,7 @@ import (
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
 // cfg is nil when the tests run with -short: no control plane, pure tests only.
@@ -81,7 +82,7 @@ func startWith(t *testing.T, o startOptions) *env {
 		if err := (&nodeimagemanager.Reconciler{}).SetupWithManager(mgr); err != nil {
 			return err
 		}
-		if err := (&imagejob.PullJobReconciler{ConfigNamespace: e.cfgNS, Clock: o.clock}).SetupWithManager(mgr); err != nil {
+		if err := (&imagejob.PullJobReconciler{ConfigNamespace: e.cfgNS, Deps: reconcilerdeps.Deps{Clock: o.clock}}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 		if err := (&imagejob.ListJobReconciler{}).SetupWithManager(mgr); err != nil {
