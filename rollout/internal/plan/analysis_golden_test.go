@@ -233,3 +233,44 @@ func (s *sim) reconcileUntil(note string, state rolloutsv1beta1.CanaryStepState)
 	}
 	s.t.Fatalf("%s: no %s after 6 reconciles:\n%s", note, state, strings.Join(s.log, "\n"))
 }
+
+// A step whose run measures until the step's pause ends: the step goes on to its pause while the run
+// measures, waits at StepReady when the minute is up until the binding's termination makes the run
+// Successful, then goes on. A step without a pause waits for an approval instead, which ends it the same way.
+func TestGoldenAnalysisUntilStepEnd(t *testing.T) {
+	s := newSim(t, withPause(replicas("1"), 60), withPause(replicas("50%"), 0), replicas("100%"))
+	s.analysis = &AnalysisObs{Name: "app", Gated: []int32{1, 2}, Runs: map[int32]RunObs{}, Abort: true}
+	measuring := func(step int32) {
+		s.analysis.Runs[step] = RunObs{Name: fmt.Sprintf("app-v2-0-%d", step), Phase: analysisv1alpha1.AnalysisPhaseRunning, UntilTerminated: true}
+	}
+	s.reconcile("created")
+	s.release("v2")
+	s.reconcile("v2 applied")
+	s.reconcile("waits for its run")
+	measuring(1)
+	s.reconcile("run 1 measuring")
+	if sub := s.status.GetSubStatus(); sub.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
+		t.Fatalf("step 1 at %s while its run measures, want StepPaused", sub.CurrentStepState)
+	}
+	s.now = s.now.Add(61 * time.Second)
+	s.reconcile("pause over")
+	if sub := s.status.GetSubStatus(); sub.CurrentStepIndex != 1 || sub.CurrentStepState != rolloutsv1beta1.CanaryStepStateReady {
+		t.Fatalf("step %d at %s, want step 1 waiting at StepReady for its run to end", sub.CurrentStepIndex, sub.CurrentStepState)
+	}
+	s.reconcile("still measuring")
+	s.run(1, analysisv1alpha1.AnalysisPhaseSuccessful)
+	s.reconcile("run 1 terminated")
+	measuring(2)
+	s.reconcile("step 2 measuring")
+	s.reconcile("no pause: waits")
+	if sub := s.status.GetSubStatus(); sub.CurrentStepIndex != 2 || sub.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
+		t.Fatalf("step %d at %s, want step 2 waiting at its pause for an approval", sub.CurrentStepIndex, sub.CurrentStepState)
+	}
+	s.approve()
+	s.reconcile("approved")
+	s.run(2, analysisv1alpha1.AnalysisPhaseSuccessful)
+	s.reconcile("run 2 terminated")
+	s.reconcile("batch 3 ready")
+	s.reconcile("finalised")
+	s.golden("analysis-until-step-end")
+}
