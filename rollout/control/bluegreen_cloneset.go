@@ -69,12 +69,15 @@ func (b *cloneSetBlueGreen) Initialize(ctx context.Context) error {
 	return applyMergePatch(ctx, b.c, cs, patch)
 }
 
-// UpgradeBatch implements WorkloadControl.
+// UpgradeBatch implements WorkloadControl; an aborted release's batch takes the new pods away.
 func (b *cloneSetBlueGreen) UpgradeBatch(ctx context.Context, batch Batch) error {
 	desiredUpdated := batch.DesiredUpdated
 	cs, err := b.get(ctx)
 	if err != nil {
 		return err
+	}
+	if batch.Abort {
+		return b.abort(ctx, cs)
 	}
 	patch, err := cloneSetBlueGreenUpgradePatch(cs, b.t.Owner, desiredUpdated)
 	if err != nil {

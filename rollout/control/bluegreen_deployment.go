@@ -97,14 +97,28 @@ func (b *deploymentBlueGreen) holdStableReplicaSet(ctx context.Context, d *appsv
 	return applyMergePatch(ctx, b.c, rs, patch)
 }
 
-// UpgradeBatch implements WorkloadControl: the surge grows to desiredUpdated and the Deployment rolls.
+// UpgradeBatch implements WorkloadControl: the surge grows to desiredUpdated and the Deployment rolls. An
+// aborted release's batch takes the new pods away instead (deploymentBlueGreenAbort).
 func (b *deploymentBlueGreen) UpgradeBatch(ctx context.Context, batch Batch) error {
-	desiredUpdated := batch.DesiredUpdated
 	d, err := b.get(ctx)
 	if err != nil {
 		return err
 	}
-	patch, err := deploymentBlueGreenUpgradePatch(d, b.t.Owner, desiredUpdated)
+	rss, err := b.replicaSets(ctx, d)
+	if err != nil {
+		return err
+	}
+	if batch.Abort {
+		if !ControlledBy(d.Annotations, b.t.Owner) {
+			return notReady("deployment", d.Namespace, d.Name, "annotation %s does not name this release", rolloutsv1beta1.BatchReleaseControlAnnotation)
+		}
+		w := deploymentBlueGreenAbort(d, rss)
+		if w.obj == nil {
+			return nil
+		}
+		return applyMergePatch(ctx, b.c, w.obj, w.patch)
+	}
+	patch, err := deploymentBlueGreenUpgradePatch(d, b.t.Owner, batch.DesiredUpdated, newReplicaSetIdle(d, rss))
 	if err != nil {
 		return err
 	}
@@ -199,15 +213,19 @@ func deploymentBlueGreenReady(d *appsv1.Deployment, owner metav1.OwnerReference)
 	return nil
 }
 
-// deploymentBlueGreenUpgradePatch raises d's surge to desiredUpdated new pods (never lowers it), keeps
-// maxUnavailable at 0 and resumes d, which the workload webhook pauses on a new revision.
-func deploymentBlueGreenUpgradePatch(d *appsv1.Deployment, owner metav1.OwnerReference, desiredUpdated int32) (map[string]any, error) {
+// deploymentBlueGreenUpgradePatch raises d's surge to desiredUpdated new pods, keeps maxUnavailable at 0 and
+// resumes d, which the workload webhook pauses on a new revision. It never lowers the surge while new pods
+// run; over an idle new ReplicaSet (no new pod yet, or none left by an abort) the surge is the batch.
+func deploymentBlueGreenUpgradePatch(d *appsv1.Deployment, owner metav1.OwnerReference, desiredUpdated int32, idle bool) (map[string]any, error) {
 	if err := deploymentBlueGreenReady(d, owner); err != nil {
 		return nil, err
 	}
 	ru := d.Spec.Strategy.RollingUpdate
 	patch := map[string]any{}
-	if surge, raise := raisedSurge(ru.MaxSurge, partitionReplicasOf(d), desiredUpdated); raise {
+	replicas := partitionReplicasOf(d)
+	if want := max(desiredUpdated, 1); idle && surgeCount(ru.MaxSurge, replicas) > want {
+		setNested(patch, intstr.FromInt32(want), "spec", "strategy", "rollingUpdate", "maxSurge")
+	} else if surge, raise := raisedSurge(ru.MaxSurge, replicas, desiredUpdated); raise {
 		setNested(patch, surge, "spec", "strategy", "rollingUpdate", "maxSurge")
 	}
 	if !isZeroInt(ru.MaxUnavailable) {

@@ -255,3 +255,60 @@ func TestDeploymentBlueGreenHoldsStableReplicaSet(t *testing.T) {
 			d.Spec.MinReadySeconds, d.Spec.Strategy, d.Annotations)
 	}
 }
+
+// TestDeploymentBlueGreenAbort aborts a blue-green release of a 4-replica Deployment at a batch of 2 with
+// kube-controller-manager rolling it: the new pods go, the 4 old ones stay as they were, the template stays as
+// the user wrote it, and nothing surges again until a retry's first batch, which surges only its own pod.
+func TestDeploymentBlueGreenAbort(t *testing.T) {
+	managertest.RequireCluster(t, clusterConfig)
+	t.Parallel()
+	c := directClient(t)
+	ns := managertest.Namespace(t, c, "control-it")
+	d := blueGreenDeployment(ns)
+	if err := c.Create(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "4 available pods", func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(d), d)
+		return err == nil && d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas == 4, err
+	})
+	target := blueGreenTarget(ns, rolloutsv1beta1.ReleasePlan{RollingStyle: rolloutsv1beta1.BlueGreenRollingStyle})
+	ctl := control.NewDeploymentBlueGreen(c, target)
+	if err := ctl.Initialize(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	all := labels.SelectorFromSet(labels.Set{"app": "web"})
+	old := podRevisions(t, c, ns, all, rolloutsv1beta1.PodTemplateHashLabelKey)
+	mustPatch(t, c, d, `{"spec":{"paused":true,"template":{"spec":{"containers":[{"name":"main","image":"registry.example/web:v2"}]}}}}`)
+	info := readUntil(t, ctl, "the new revision", func(i *control.WorkloadInfo) bool {
+		return i.Consistent && i.UpdateRevision != i.StableRevision
+	})
+	if err := ctl.UpgradeBatch(t.Context(), control.Batch{DesiredUpdated: 2}); err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, ctl, "a batch of 2", func(i *control.WorkloadInfo) bool { return i.UpdatedReadyReplicas == 2 })
+
+	// The BatchRelease asks again until the batch has no new pod.
+	eventually(t, "no new pod", func(ctx context.Context) (bool, error) {
+		if err := ctl.UpgradeBatch(ctx, control.Batch{DesiredUpdated: 0, Abort: true}); err != nil {
+			return false, err
+		}
+		i, err := ctl.Read(ctx)
+		return err == nil && i.Consistent && i.UpdatedReplicas == 0 && len(podRevisions(t, c, ns, all, rolloutsv1beta1.PodTemplateHashLabelKey)) == 4, err
+	})
+	assertSurged(t, c, ns, old, info.UpdateRevision, 0)
+	mustGet(t, c, d)
+	if img := d.Spec.Template.Spec.Containers[0].Image; img != "registry.example/web:v2" || !d.Spec.Paused || *d.Spec.Replicas != 4 {
+		t.Errorf("after the abort: image %s paused %v replicas %d; want the template as written, paused, 4", img, d.Spec.Paused, *d.Spec.Replicas)
+	}
+	if !control.ControlledBy(d.Annotations, target.Owner) {
+		t.Errorf("after the abort the release no longer controls the Deployment: %v", d.Annotations)
+	}
+
+	// A retry starts again from its first batch: one new pod, not the aborted batch's two.
+	if err := ctl.UpgradeBatch(t.Context(), control.Batch{DesiredUpdated: 1}); err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, ctl, "the retry's batch of 1", func(i *control.WorkloadInfo) bool { return i.UpdatedReadyReplicas == 1 })
+	assertSurged(t, c, ns, old, info.UpdateRevision, 1)
+}

@@ -152,28 +152,34 @@ func TestDeploymentBlueGreenUpgradePatch(t *testing.T) {
 		desired int32
 		want    map[string]any
 		wantErr string
+		idle    bool
 	}{
-		{"first batch resumes", nil, 1, patchOf("spec.paused", false), ""},
-		{"raises the surge", nil, 3, patchOf("spec.strategy.rollingUpdate.maxSurge", surge(3), "spec.paused", false), ""},
+		{"first batch resumes", nil, 1, patchOf("spec.paused", false), "", true},
+		{"raises the surge", nil, 3, patchOf("spec.strategy.rollingUpdate.maxSurge", surge(3), "spec.paused", false), "", false},
 		{"never lowers the surge", func(d *appsv1.Deployment) {
 			d.Spec.Strategy.RollingUpdate.MaxSurge, d.Spec.Paused = is(3), false
-		}, 2, map[string]any{}, ""},
+		}, 2, map[string]any{}, "", false},
+		{"an idle new ReplicaSet (a retry after an abort) surges the batch only", func(d *appsv1.Deployment) {
+			d.Spec.Strategy.RollingUpdate.MaxSurge = is(3)
+		}, 2, patchOf("spec.strategy.rollingUpdate.maxSurge", surge(2), "spec.paused", false), "", true},
+		{"an idle new ReplicaSet still raises the surge", nil, 3,
+			patchOf("spec.strategy.rollingUpdate.maxSurge", surge(3), "spec.paused", false), "", true},
 		{"a percentage surge counts rounded up", func(d *appsv1.Deployment) {
 			d.Spec.Strategy.RollingUpdate.MaxSurge, d.Spec.Paused = ps("30%"), false
-		}, 2, map[string]any{}, ""},
+		}, 2, map[string]any{}, "", false},
 		{"maxUnavailable back to 0", func(d *appsv1.Deployment) {
 			d.Spec.Strategy.RollingUpdate.MaxUnavailable, d.Spec.Paused = ps("0%"), false
-		}, 1, patchOf("spec.strategy.rollingUpdate.maxUnavailable", iv(0)), ""},
-		{"not initialized", func(d *appsv1.Deployment) { d.Annotations = nil }, 1, nil, stsAnn},
-		{"another release", func(d *appsv1.Deployment) { d.Annotations[stsAnn] = otherInfo }, 1, nil, stsAnn},
-		{"minReadySeconds restored", func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 0 }, 1, nil, "spec.minReadySeconds"},
+		}, 1, patchOf("spec.strategy.rollingUpdate.maxUnavailable", iv(0)), "", false},
+		{"not initialized", func(d *appsv1.Deployment) { d.Annotations = nil }, 1, nil, stsAnn, false},
+		{"another release", func(d *appsv1.Deployment) { d.Annotations[stsAnn] = otherInfo }, 1, nil, stsAnn, false},
+		{"minReadySeconds restored", func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 0 }, 1, nil, "spec.minReadySeconds", false},
 		{"progressDeadlineSeconds restored", func(d *appsv1.Deployment) {
 			d.Spec.ProgressDeadlineSeconds = nil
-		}, 1, nil, "spec.progressDeadlineSeconds"},
+		}, 1, nil, "spec.progressDeadlineSeconds", false},
 		{"Recreate", func(d *appsv1.Deployment) {
 			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
-		}, 1, nil, "spec.strategy.type"},
-		{"no rollingUpdate", func(d *appsv1.Deployment) { d.Spec.Strategy.RollingUpdate = nil }, 1, nil, "spec.strategy.rollingUpdate"},
+		}, 1, nil, "spec.strategy.type", false},
+		{"no rollingUpdate", func(d *appsv1.Deployment) { d.Spec.Strategy.RollingUpdate = nil }, 1, nil, "spec.strategy.rollingUpdate", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,7 +187,7 @@ func TestDeploymentBlueGreenUpgradePatch(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(d)
 			}
-			got, err := deploymentBlueGreenUpgradePatch(d, testOwner, tt.desired)
+			got, err := deploymentBlueGreenUpgradePatch(d, testOwner, tt.desired, tt.idle)
 			checkErr(t, err, tt.wantErr)
 			if tt.wantErr != "" && !errors.Is(err, ErrNotBlueGreenReady) {
 				t.Errorf("error %v does not wrap ErrNotBlueGreenReady", err)
@@ -502,7 +508,7 @@ func TestRegistryPicksDeploymentBlueGreen(t *testing.T) {
 func bgFakeClient(t *testing.T, cs *kruiseappsv1alpha1.CloneSet) client.Client {
 	t.Helper()
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{kruiseappsv1alpha1.AddToScheme, autoscalingv2.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{kruiseappsv1alpha1.AddToScheme, autoscalingv2.AddToScheme, corev1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}

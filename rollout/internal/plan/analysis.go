@@ -30,12 +30,18 @@ const (
 	// GateHold: the step's run failed under onFailure Pause, or was inconclusive: the step waits at its
 	// pause for a person, whatever its duration.
 	GateHold
+	// GateMeasuring: the step's run measures until it is terminated (metrics without a count): the step goes
+	// on to its pause while it measures, and past the pause's end (StepReady, when the binding terminates
+	// the run) only once the run succeeded.
+	GateMeasuring
 )
 
 // RunObs is one AnalysisRun of the current release, as the RolloutAnalysis reports it.
 type RunObs struct {
 	Name  string
 	Phase analysisv1alpha1.AnalysisPhase
+	// UntilTerminated: the run measures until it is terminated.
+	UntilTerminated bool
 }
 
 // AnalysisObs is what the Rollout's RolloutAnalysis says of the current release.
@@ -102,11 +108,11 @@ func (a *AnalysisObs) Gates(steps int) map[int32]Gate {
 	}
 	gates := make(map[int32]Gate, steps)
 	for _, step := range a.Gated {
-		gates[step] = gateOf(a.Runs[step].Phase)
+		gates[step] = gateOf(a.Runs[step])
 	}
-	if bg, ok := a.Runs[0]; ok && gateOf(bg.Phase) == GateHold {
+	if bg, ok := a.Runs[0]; ok && gateOf(bg) == GateHold {
 		for i := int32(1); i <= int32(steps); i++ { //nolint:gosec // steps <= 50 (CRD max)
-			if gates[i] != GateWaiting {
+			if gates[i] != GateWaiting && gates[i] != GateMeasuring {
 				gates[i] = GateHold
 			}
 		}
@@ -114,12 +120,17 @@ func (a *AnalysisObs) Gates(steps int) map[int32]Gate {
 	return gates
 }
 
-func gateOf(p analysisv1alpha1.AnalysisPhase) Gate {
-	switch p {
+func gateOf(run RunObs) Gate {
+	switch run.Phase {
 	case analysisv1alpha1.AnalysisPhaseSuccessful:
 		return GatePassed
 	case analysisv1alpha1.AnalysisPhaseFailed, analysisv1alpha1.AnalysisPhaseError, analysisv1alpha1.AnalysisPhaseInconclusive:
 		return GateHold
+	case analysisv1alpha1.AnalysisPhaseRunning:
+		if run.UntilTerminated {
+			return GateMeasuring
+		}
+		return GateWaiting
 	default:
 		return GateWaiting
 	}
@@ -192,7 +203,7 @@ func analysisHealth(d *RolloutDecision, w RolloutWorld, sub rolloutsv1beta1.Comm
 	}
 	for _, step := range []int32{sub.CurrentStepIndex, 0} {
 		run, ok := a.Runs[step]
-		if !ok || gateOf(run.Phase) != GateHold {
+		if !ok || gateOf(run) != GateHold {
 			continue
 		}
 		msg := fmt.Sprintf("%s; the release waits at step(%d): to continue anyway: %s; to measure again: %s",
@@ -250,10 +261,16 @@ func checkProgressDeadline(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1be
 
 // analysisMessage adds the run a step waits for to the step's message.
 func analysisMessage(w RolloutWorld, sub rolloutsv1beta1.CommonStatus, msg string) string {
-	if w.Analysis == nil || sub.CurrentStepState != rolloutsv1beta1.CanaryStepStateMetricsAnalysis {
+	if w.Analysis == nil {
 		return msg
 	}
 	run, ok := w.Analysis.Runs[sub.CurrentStepIndex]
+	if ok && gateOf(run) == GateMeasuring && (sub.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused || sub.CurrentStepState == rolloutsv1beta1.CanaryStepStateReady) {
+		return msg + fmt.Sprintf(" (AnalysisRun %s measures until the step's pause ends)", run.Name)
+	}
+	if sub.CurrentStepState != rolloutsv1beta1.CanaryStepStateMetricsAnalysis {
+		return msg
+	}
 	if !ok {
 		return msg + fmt.Sprintf(" (waiting for the run of RolloutAnalysis %s)", w.Analysis.Name)
 	}

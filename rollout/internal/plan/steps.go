@@ -122,6 +122,10 @@ func advanceOnce(res *StepResult, w StepWorld) bool {
 	case rolloutsv1beta1.CanaryStepStatePaused:
 		return leavePause(res, w)
 	case rolloutsv1beta1.CanaryStepStateReady:
+		if w.Gates[st.CurrentStepIndex] == GateMeasuring {
+			// The pause is over: the binding terminates the step's run, which then passes (or fails).
+			return false
+		}
 		finishStep(res, w)
 	default:
 		// Completed, or a value written by someone else: nothing to do here.
@@ -139,6 +143,12 @@ func leavePause(res *StepResult, w StepWorld) bool {
 		return false
 	}
 	step, ok := stepAt(w.Steps, st.CurrentStepIndex)
+	measuring := w.Gates[st.CurrentStepIndex] == GateMeasuring
+	if measuring && ok && pauseEndsAtOnce(w, st.CurrentStepIndex, step) {
+		// A run measuring until the pause ends needs a pause to measure in: without one, a person ends it.
+		res.AwaitingApproval = true
+		return false
+	}
 	if !ok || skipsPause(w, st.CurrentStepIndex, step) {
 		st.CurrentStepState = rolloutsv1beta1.CanaryStepStateReady
 		return true
@@ -175,6 +185,17 @@ func finishStep(res *StepResult, w StepWorld) {
 func skipsPause(w StepWorld, index int32, step rolloutsv1beta1.CanaryStep) bool {
 	last := int(index) == len(w.Steps)
 	return !w.BlueGreen && last && step.Replicas != nil && step.Replicas.String() == "100%"
+}
+
+// PauseEndsAtOnce: the step's pause would end as it begins (a duration of 0, or a last canary step that skips
+// it), which leaves a run measuring until the pause ends no time to measure.
+func PauseEndsAtOnce(steps []rolloutsv1beta1.CanaryStep, index int32, blueGreen bool) bool {
+	step, ok := stepAt(steps, index)
+	return ok && pauseEndsAtOnce(StepWorld{Steps: steps, BlueGreen: blueGreen}, index, step)
+}
+
+func pauseEndsAtOnce(w StepWorld, index int32, step rolloutsv1beta1.CanaryStep) bool {
+	return skipsPause(w, index, step) || step.Pause.Duration != nil && *step.Pause.Duration == 0
 }
 
 func pauseEnd(st *rolloutsv1beta1.CommonStatus, seconds int32) time.Time {

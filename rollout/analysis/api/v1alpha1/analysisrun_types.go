@@ -100,6 +100,12 @@ type AnalysisRunStatus struct {
 	// +optional
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
 
+	// untilTerminated is true while the run is Running and the only metrics still measuring are those without a
+	// count, which measure until the run is terminated: it ends only when terminated (a step gate's run at the
+	// end of its step's pause), Successful unless a metric passes a limit first.
+	// +optional
+	UntilTerminated bool `json:"untilTerminated,omitempty"`
+
 	// metricResults hold each metric's counts and latest measurements.
 	// +listType=map
 	// +listMapKey=name

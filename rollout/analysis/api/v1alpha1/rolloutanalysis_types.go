@@ -181,6 +181,10 @@ type RolloutAnalysisRun struct {
 	// phase of the run, as it last was seen.
 	// +optional
 	Phase AnalysisPhase `json:"phase,omitempty"`
+	// untilTerminated: the run measures until it is terminated (see AnalysisRunStatus), a step's at the end of
+	// the step's pause.
+	// +optional
+	UntilTerminated bool `json:"untilTerminated,omitempty"`
 }
 
 // Reasons of a RolloutAnalysis's Stalled condition, and of the Rollout's when the binding stops a release.

@@ -76,13 +76,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// runChanged passes what the binding reads of its runs changing: phase, message, spec, deletion. A new
-// measurement alone changes none of them, so a run measuring every few seconds wakes nothing here.
+// runChanged passes what the binding reads of its runs changing: phase, message, untilTerminated, spec,
+// deletion. A new measurement alone changes none of them, so a run measuring every few seconds wakes nothing
+// here.
 var runChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		was, is := e.ObjectOld.(*analysisv1alpha1.AnalysisRun), e.ObjectNew.(*analysisv1alpha1.AnalysisRun)
 		return was.Status.Phase != is.Status.Phase || was.Status.Message != is.Status.Message ||
-			was.Generation != is.Generation || (was.DeletionTimestamp == nil) != (is.DeletionTimestamp == nil)
+			was.Status.UntilTerminated != is.Status.UntilTerminated || was.Generation != is.Generation ||
+			(was.DeletionTimestamp == nil) != (is.DeletionTimestamp == nil)
 	},
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -201,5 +202,60 @@ func TestBuiltinArgumentRefused(t *testing.T) {
 	err := e.c.Create(t.Context(), ra)
 	if err == nil || !strings.Contains(err.Error(), "spec.steps[0].args: Invalid value") || !strings.Contains(err.Error(), "names a built-in argument") {
 		t.Fatalf("create = %v, want a refusal naming spec.steps[0].args", err)
+	}
+}
+
+// A step's run that measures until the step's pause ends (metrics without a count) keeps measuring while the
+// step pauses, and is terminated when the pause ends (StepReady); at a step whose pause ends at once (the last
+// canary step of 100%) the binding is not Ready and says why, once, naming the step and its templates.
+func TestRunUntilStepEnd(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.start(t)
+	e.newRollout(t)
+	managertest.Create(t, e.c, newAnalysis(e.ns, "checkout", false))
+	e.release(t, "r1", 1, rolloutsv1beta1.CanaryStepStateMetricsAnalysis)
+	e.setRunUntilTerminated(t, "checkout-r1-0-1")
+	e.release(t, "r1", 1, rolloutsv1beta1.CanaryStepStatePaused)
+	e.waitStatus(t, "checkout", "the run listed as measuring until terminated", func(st *analysisv1alpha1.RolloutAnalysisStatus) bool {
+		return len(st.Runs) == 1 && st.Runs[0].UntilTerminated
+	})
+	if run := e.waitRunExists(t, "checkout-r1-0-1"); run.Spec.Terminate {
+		t.Fatalf("the run was terminated during its step's pause")
+	}
+
+	e.release(t, "r1", 1, rolloutsv1beta1.CanaryStepStateReady)
+	managertest.Eventually(t, itTimeout, "the run terminated at the pause's end", func(ctx context.Context) (bool, error) {
+		run := &analysisv1alpha1.AnalysisRun{}
+		err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "checkout-r1-0-1"}, run)
+		return err == nil && run.Spec.Terminate, err
+	})
+
+	e.release(t, "r1", 2, rolloutsv1beta1.CanaryStepStateMetricsAnalysis)
+	e.setRunUntilTerminated(t, "checkout-r1-0-2")
+	e.release(t, "r1", 2, rolloutsv1beta1.CanaryStepStatePaused)
+	ra := e.waitStatus(t, "checkout", "Ready False, StepPauseNeeded", func(st *analysisv1alpha1.RolloutAnalysisStatus) bool {
+		c := meta.FindStatusCondition(st.Conditions, analysisv1alpha1.RolloutAnalysisReady)
+		return c != nil && c.Reason == ReasonStepPauseNeeded
+	})
+	if !strings.Contains(ra.Status.Message, "step 2 has no pause") || !strings.Contains(ra.Status.Message, "templates ci") {
+		t.Errorf("message %q", ra.Status.Message)
+	}
+	if notes := e.waitEvent(t, ReasonStepPauseNeeded); len(notes) != 1 || !strings.Contains(notes[0], "step 2") {
+		t.Errorf("StepPauseNeeded events %q, want one naming step 2", notes)
+	}
+	if run := e.waitRunExists(t, "checkout-r1-0-2"); run.Spec.Terminate {
+		t.Errorf("the run of a step without a pause was terminated before an approval")
+	}
+}
+
+// setRunUntilTerminated writes a run's status as the AnalysisRun controller does for one whose metrics
+// measure until it is terminated.
+func (e *env) setRunUntilTerminated(t *testing.T, name string) {
+	t.Helper()
+	run := e.waitRunExists(t, name)
+	run.Status.Phase, run.Status.UntilTerminated = analysisv1alpha1.AnalysisPhaseRunning, true
+	if err := e.c.Status().Update(t.Context(), run); err != nil {
+		t.Fatal(err)
 	}
 }

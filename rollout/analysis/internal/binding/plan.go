@@ -65,20 +65,57 @@ func Compute(in Input) Plan {
 	runs := indexRuns(in.Runs)
 	current := currentRuns(ra, st.CanaryRevision, st.Attempt)
 	p.Create = toCreate(in, rel, st.Attempt, runs)
-	p.Terminate = toTerminate(in.Runs, current, rel.InProgress)
+	p.Terminate = toTerminate(in.Runs, current, rel)
 	st.Runs = observe(current, runs, p.Create, ra.Status.Runs)
 	p.Events = append(p.Events, transitions(ra.Status.Runs, st.Runs, runs)...)
 	bad := worst(st.Runs)
 	setVerdict(st, bad, runs, in.Now)
 	st.Message = message(ra, rel, st, bad, runs)
+	p.reportNoPause(in, rel)
 	return p
+}
+
+// ReasonStepPauseNeeded is the Ready reason, and the event reason, of a step whose run measures until the step's
+// pause ends while the step has no pause to measure in: the release waits at the step for an approval instead.
+const ReasonStepPauseNeeded = "StepPauseNeeded"
+
+// reportNoPause says so when the current step's run measures until the step's pause ends and the step's pause
+// ends at once (duration 0, or a last canary step of 100%): the engine then waits for an approval, which ends
+// the measuring. Ready is False, and an event names the step and its templates once.
+func (p *Plan) reportNoPause(in Input, rel release) {
+	st := &p.Status
+	i := slices.IndexFunc(st.Runs, func(r analysisv1alpha1.RolloutAnalysisRun) bool { return r.Step == rel.Step && r.Step > 0 })
+	if i < 0 || !st.Runs[i].UntilTerminated || worst(st.Runs) != nil || !rel.InProgress || rel.State != rolloutsv1beta1.CanaryStepStatePaused ||
+		!rolloutplan.PauseEndsAtOnce(in.Rollout.Spec.Strategy.GetSteps(), rel.Step, in.Rollout.Spec.Strategy.BlueGreen != nil) {
+		return
+	}
+	msg := fmt.Sprintf("step %d: run %s measures until the step's pause ends (metrics without a count, templates %s), but step %d has no pause: "+
+		"it waits for an approval instead; give the step a pause duration", rel.Step, st.Runs[i].Name, templateNames(in.Analysis, rel.Step), rel.Step)
+	if c := meta.FindStatusCondition(st.Conditions, analysisv1alpha1.RolloutAnalysisReady); c == nil || c.Reason != ReasonStepPauseNeeded {
+		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonStepPauseNeeded, msg})
+	}
+	st.Message = msg
+	setCondition(st, analysisv1alpha1.RolloutAnalysisReady, metav1.ConditionFalse, ReasonStepPauseNeeded, msg, st.ObservedGeneration, in.Now)
+}
+
+// templateNames lists the templates of a gated step, for messages.
+func templateNames(ra *analysisv1alpha1.RolloutAnalysis, step int32) string {
+	var names []string
+	for _, s := range ra.Spec.Steps {
+		if s.Step == step {
+			for _, t := range s.Templates {
+				names = append(names, t.Name)
+			}
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // hold is the plan of a RolloutAnalysis that may not act: its Rollout is missing, or an older RolloutAnalysis
 // names it. Nothing is created; runs still measuring are stopped, as they measure a release nobody gates.
 func (p *Plan) hold(in Input) {
 	st, gen, name := &p.Status, in.Analysis.Generation, in.Analysis.Spec.RolloutRef.Name
-	p.Terminate = toTerminate(in.Runs, nil, false)
+	p.Terminate = toTerminate(in.Runs, nil, release{})
 	reason, msg, stalled := analysisv1alpha1.ReasonRolloutNotFound, fmt.Sprintf("Rollout %s not found", name), metav1.ConditionFalse
 	if in.Rollout != nil {
 		reason, stalled = analysisv1alpha1.ReasonConflict, metav1.ConditionTrue
@@ -190,20 +227,27 @@ func newRun(in Input, rel release, attempt, step int32, templates []analysisv1al
 }
 
 // toTerminate names the runs still measuring that no longer gate anything: those not of the current attempt,
-// and all of them once the release is no longer in progress.
-func toTerminate(runs []analysisv1alpha1.AnalysisRun, current map[string]int32, inProgress bool) []string {
+// all of them once the release is no longer in progress, and a step's run measuring until its step's pause
+// ends once it has (StepReady, by time or approval) or the release is past the step.
+func toTerminate(runs []analysisv1alpha1.AnalysisRun, current map[string]int32, rel release) []string {
 	var out []string
 	for i := range runs {
 		run := &runs[i]
 		if run.Spec.Terminate || run.Status.Phase.Completed() || run.DeletionTimestamp != nil {
 			continue
 		}
-		if _, ok := current[run.Name]; !ok || !inProgress {
+		step, ok := current[run.Name]
+		if !ok || !rel.InProgress || run.Status.UntilTerminated && stepEnded(rel, step) {
 			out = append(out, run.Name)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// stepEnded: the release is past the pause of step (not the background's).
+func stepEnded(rel release, step int32) bool {
+	return step > 0 && (rel.Step > step || rel.Step == step && rel.State == rolloutsv1beta1.CanaryStepStateReady)
 }
 
 // observe lists the current attempt's runs with their phases, sorted by step: those in the cache, those just
@@ -215,7 +259,7 @@ func observe(current map[string]int32, runs map[string]*analysisv1alpha1.Analysi
 		entry := analysisv1alpha1.RolloutAnalysisRun{Name: name, Step: step}
 		switch run := runs[name]; {
 		case run != nil:
-			entry.Phase = run.Status.Phase
+			entry.Phase, entry.UntilTerminated = run.Status.Phase, run.Status.UntilTerminated
 		case slices.ContainsFunc(created, func(r *analysisv1alpha1.AnalysisRun) bool { return r.Name == name }):
 		default:
 			i := slices.IndexFunc(listed, func(r analysisv1alpha1.RolloutAnalysisRun) bool { return r.Name == name })

@@ -234,6 +234,35 @@ func TestCompute(t *testing.T) {
 		}(),
 		want: want{rev: "bg1", create: []string{"checkout-bg1-0-1"}, runs: listed(entry("checkout-bg1-0-1", 1, "")),
 			ready: "True Passing", stalled: "False Passing", message: "step 1: run checkout-bg1-0-1 Pending"},
+	}, {
+		name: "a run measuring until its step's pause ends measures through the pause",
+		edit: func(ra *analysisv1alpha1.RolloutAnalysis) { ra.Status.CanaryRevision = "r1" },
+		ro:   pausing(rollout("r1", 1, paused), 60),
+		runs: []analysisv1alpha1.AnalysisRun{untilTerminated(run("checkout-r1-0-1", 1, running, ""))},
+		want: want{rev: "r1", runs: listed(measuring(entry("checkout-r1-0-1", 1, running))),
+			ready: "True Passing", stalled: "False Passing", message: "step 1: run checkout-r1-0-1 Running"},
+	}, {
+		name: "the step's pause ended (by time or approval): its run is terminated",
+		edit: func(ra *analysisv1alpha1.RolloutAnalysis) { ra.Status.CanaryRevision = "r1" },
+		ro:   pausing(rollout("r1", 1, rolloutsv1beta1.CanaryStepStateReady), 60),
+		runs: []analysisv1alpha1.AnalysisRun{untilTerminated(run("checkout-r1-0-1", 1, running, ""))},
+		want: want{rev: "r1", terminate: []string{"checkout-r1-0-1"}, runs: listed(measuring(entry("checkout-r1-0-1", 1, running))),
+			ready: "True Passing", stalled: "False Passing", message: "step 1: run checkout-r1-0-1 Running"},
+	}, {
+		name: "a counted run still measuring is not terminated at the pause's end",
+		edit: func(ra *analysisv1alpha1.RolloutAnalysis) { ra.Status.CanaryRevision = "r1" },
+		ro:   pausing(rollout("r1", 1, rolloutsv1beta1.CanaryStepStateReady), 60),
+		runs: []analysisv1alpha1.AnalysisRun{run("checkout-r1-0-1", 1, running, "")},
+		want: want{rev: "r1", runs: listed(entry("checkout-r1-0-1", 1, running)),
+			ready: "True Passing", stalled: "False Passing", message: "step 1: run checkout-r1-0-1 Running"},
+	}, {
+		name: "a run measuring until the pause ends at a step without a pause: not Ready, said once",
+		edit: func(ra *analysisv1alpha1.RolloutAnalysis) { ra.Status.CanaryRevision = "r1" },
+		ro:   pausing(rollout("r1", 1, paused), 0),
+		runs: []analysisv1alpha1.AnalysisRun{untilTerminated(run("checkout-r1-0-1", 1, running, ""))},
+		want: want{rev: "r1", runs: listed(measuring(entry("checkout-r1-0-1", 1, running))),
+			ready: "False StepPauseNeeded", stalled: "False Passing", message: noPause,
+			events: []string{"StepPauseNeeded: " + noPause}},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -262,7 +291,7 @@ func TestCompute(t *testing.T) {
 			var events []string
 			for _, e := range p.Events {
 				events = append(events, e.Reason+": "+e.Note)
-				if wantType := corev1.EventTypeNormal; e.Reason == ReasonRunFailed {
+				if wantType := corev1.EventTypeNormal; e.Reason == ReasonRunFailed || e.Reason == ReasonStepPauseNeeded {
 					check(t, "event type", e.Type, corev1.EventTypeWarning)
 				} else {
 					check(t, "event type", e.Type, wantType)
@@ -326,4 +355,24 @@ func TestComputeRecordsProgressDeadline(t *testing.T) {
 		t.Errorf("after a retry, with the abort still showing: recorded %q, attempt %d; want cleared, attempt 1",
 			p.Status.ProgressDeadlineExceeded, p.Status.Attempt)
 	}
+}
+
+const noPause = "step 1: run checkout-r1-0-1 measures until the step's pause ends (metrics without a count, templates http-errors), " +
+	"but step 1 has no pause: it waits for an approval instead; give the step a pause duration"
+
+// pausing gives ro three steps pausing seconds each.
+func pausing(ro *rolloutsv1beta1.Rollout, seconds int32) *rolloutsv1beta1.Rollout {
+	step := rolloutsv1beta1.CanaryStep{Pause: rolloutsv1beta1.RolloutPause{Duration: ptr.To(seconds)}}
+	ro.Spec.Strategy.Canary = &rolloutsv1beta1.CanaryStrategy{Steps: []rolloutsv1beta1.CanaryStep{step, step, step}}
+	return ro
+}
+
+func untilTerminated(r analysisv1alpha1.AnalysisRun) analysisv1alpha1.AnalysisRun {
+	r.Status.UntilTerminated = true
+	return r
+}
+
+func measuring(e analysisv1alpha1.RolloutAnalysisRun) analysisv1alpha1.RolloutAnalysisRun {
+	e.UntilTerminated = true
+	return e
 }

@@ -46,6 +46,7 @@ func (r *Reconciler) advance(ctx context.Context, run *analysisv1alpha1.Analysis
 		taken = r.measure(ctx, run, metrics, status, plan.Next(metrics, status, now))
 	}
 	r.stop(ctx, run, metrics, plan.Assess(status, metrics, run.Spec.Terminate, r.Clock.Now()))
+	plan.MarkUntilTerminated(status, metrics)
 	return plan.Next(metrics, status, r.Clock.Now()).RequeueAfter, taken, nil
 }
 

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -77,6 +78,20 @@ func Assess(status *analysisv1alpha1.AnalysisRunStatus, metrics []analysisv1alph
 	}
 	status.CompletedAt = &metav1.Time{Time: now}
 	return stop(status)
+}
+
+// MarkUntilTerminated records whether the run now ends only when terminated: Running, with only metrics
+// without a count (measured until then) still measuring. A step gate lets such a run measure through its
+// step's pause instead of waiting for it to end.
+func MarkUntilTerminated(status *analysisv1alpha1.AnalysisRunStatus, metrics []analysisv1alpha1.Metric) {
+	open := status.Phase == analysisv1alpha1.AnalysisPhaseRunning && len(metrics) > 0
+	for i := range metrics {
+		res := FindResult(status, metrics[i].Name)
+		if metrics[i].Count > 0 && (res == nil || !res.Phase.Completed()) {
+			open = false
+		}
+	}
+	status.UntilTerminated = open && slices.ContainsFunc(metrics, func(m analysisv1alpha1.Metric) bool { return m.Count == 0 })
 }
 
 // stop ends the metrics still in progress when their run ended: measurements in flight are dropped, and

@@ -264,3 +264,38 @@ func TestSetConditions(t *testing.T) {
 		t.Errorf("observedGeneration %d", status.ObservedGeneration)
 	}
 }
+
+func TestMarkUntilTerminated(t *testing.T) {
+	counted := func(name string, n int32) analysisv1alpha1.Metric {
+		m := metric(name)
+		m.Count = n
+		return m
+	}
+	result := func(name string, phase analysisv1alpha1.AnalysisPhase) analysisv1alpha1.MetricResult {
+		return analysisv1alpha1.MetricResult{Name: name, Phase: phase}
+	}
+	cases := []struct {
+		name    string
+		metrics []analysisv1alpha1.Metric
+		results []analysisv1alpha1.MetricResult
+		phase   analysisv1alpha1.AnalysisPhase
+		want    bool
+	}{
+		{"only open-ended metrics", []analysisv1alpha1.Metric{counted("rate", 0)}, []analysisv1alpha1.MetricResult{result("rate", pRunning)}, pRunning, true},
+		{"a counted metric still measuring", []analysisv1alpha1.Metric{counted("rate", 0), counted("ci", 3)},
+			[]analysisv1alpha1.MetricResult{result("rate", pRunning), result("ci", pRunning)}, pRunning, false},
+		{"the counted metric done", []analysisv1alpha1.Metric{counted("rate", 0), counted("ci", 3)},
+			[]analysisv1alpha1.MetricResult{result("rate", pRunning), result("ci", pSuccessful)}, pRunning, true},
+		{"only counted metrics", []analysisv1alpha1.Metric{counted("ci", 3)}, []analysisv1alpha1.MetricResult{result("ci", pRunning)}, pRunning, false},
+		{"ended", []analysisv1alpha1.Metric{counted("rate", 0)}, []analysisv1alpha1.MetricResult{result("rate", pSuccessful)}, pSuccessful, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status := &analysisv1alpha1.AnalysisRunStatus{Phase: c.phase, MetricResults: c.results, UntilTerminated: !c.want}
+			MarkUntilTerminated(status, c.metrics)
+			if status.UntilTerminated != c.want {
+				t.Errorf("untilTerminated = %v, want %v", status.UntilTerminated, c.want)
+			}
+		})
+	}
+}

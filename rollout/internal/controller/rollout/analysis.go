@@ -138,7 +138,7 @@ func analysisObs(ra *analysisv1alpha1.RolloutAnalysis, sub *rolloutsv1beta1.Comm
 		return obs
 	}
 	for _, run := range ra.Status.Runs {
-		obs.Runs[run.Step] = plan.RunObs{Name: run.Name, Phase: run.Phase}
+		obs.Runs[run.Step] = plan.RunObs{Name: run.Name, Phase: run.Phase, UntilTerminated: run.UntilTerminated}
 	}
 	obs.DeadlineAbort = ra.Status.ProgressDeadlineExceeded
 	return obs
