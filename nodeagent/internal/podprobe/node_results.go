@@ -25,11 +25,11 @@ const (
 	ReasonProbeConditionConflict = "ProbeConditionConflict"
 )
 
-// writeResults writes what the agent's results for pod change on it: the markers' labels and annotations
-// with a merge patch of the pod, which the admission of pod updates sees (upstream writes them with the
-// condition in a full update of pods/status, OpenKruise issue #1597), and the probes' conditions with a
-// strategic merge patch of its status, which merges them by type with the kubelet's; each only when it changes
-// something.
+// writeResults writes what the agent's results for pod change on it: the probes' conditions with a strategic
+// merge patch of its status, which merges them by type with the kubelet's, then the markers' labels and
+// annotations with a merge patch of the pod, which the admission of pod updates sees (upstream writes them with
+// the condition in one full update of pods/status, OpenKruise issue #1597); each only when it changes
+// something. The conditions go first, so a client that sees a marker's label also sees the condition behind it.
 func (r *NodeReconciler) writeResults(ctx context.Context, pod *corev1.Pod, st kruiseappsv1alpha1.PodProbeStatus, look *lookup) error {
 	u := plan.ForPod(pod, st, look.probeOf(pod.Namespace))
 	for _, c := range u.Conflicts {
@@ -39,6 +39,14 @@ func (r *NodeReconciler) writeResults(ctx context.Context, pod *corev1.Pod, st k
 	if u.Empty() {
 		return nil
 	}
+	if err := r.writeConditions(ctx, pod, u); err != nil {
+		return err
+	}
+	return r.writeMarks(ctx, pod, u)
+}
+
+// writeMarks patches the markers' labels and annotations, if any change.
+func (r *NodeReconciler) writeMarks(ctx context.Context, pod *corev1.Pod, u plan.PodUpdate) error {
 	meta, err := u.MetadataPatch()
 	if err != nil {
 		return fmt.Errorf("building the metadata patch of pod %s/%s: %w", pod.Namespace, pod.Name, err)
@@ -54,6 +62,11 @@ func (r *NodeReconciler) writeResults(ctx context.Context, pod *corev1.Pod, st k
 				strings.Join(u.Marked, ", "), describe(u))
 		}
 	}
+	return nil
+}
+
+// writeConditions patches the probes' pod conditions, if any change.
+func (r *NodeReconciler) writeConditions(ctx context.Context, pod *corev1.Pod, u plan.PodUpdate) error {
 	conds, err := u.ConditionsPatch()
 	if err != nil {
 		return fmt.Errorf("building the conditions patch of pod %s/%s: %w", pod.Namespace, pod.Name, err)
