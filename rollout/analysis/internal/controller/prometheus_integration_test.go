@@ -65,3 +65,39 @@ func TestPrometheusServer(t *testing.T) {
 		t.Fatalf("error spike: run %s %q, metric %+v", run.Status.Phase, run.Status.Message, res)
 	}
 }
+
+// A range query against the same real Prometheus: the conditions read the window's points as a list, so one
+// point of the spike inside it fails the measurement.
+func TestPrometheusServerRange(t *testing.T) {
+	t.Parallel()
+	gauge := &errorRatio{value: 0.01}
+	srv := httptest.NewServer(gauge)
+	t.Cleanup(srv.Close)
+	prom := prometheus.Start(t, strings.TrimPrefix(srv.URL, "http://"))
+	e := start(t)
+	prometheus.WaitFor(t, prom, "canary_error_ratio", "0.01")
+	time.Sleep(4 * time.Second) // four seconds of healthy samples, so the window holds no gap
+
+	ranged := func() analysisv1alpha1.Metric {
+		m := promMetric(prom)
+		m.Count = 1
+		m.SuccessCondition, m.FailureCondition = "size(result) == 4 && result.all(x, x < 0.05)", "result.exists(x, x >= 0.05)"
+		m.Provider.Prometheus.Range = &analysisv1alpha1.PrometheusRange{Start: *dur(3 * time.Second), Step: *dur(time.Second)}
+		return m
+	}
+	e.create(t, newRun("healthy-window", ranged()))
+	run := e.completed(t, "healthy-window")
+	res := plan.FindResult(&run.Status, "error-ratio")
+	if run.Status.Phase != analysisv1alpha1.AnalysisPhaseSuccessful || res.Successful != 1 || !strings.HasPrefix(res.Measurements[0].Value, "[") {
+		t.Fatalf("a healthy window: run %s %q, metric %+v", run.Status.Phase, run.Status.Message, res)
+	}
+
+	gauge.set(0.5)
+	prometheus.WaitFor(t, prom, "canary_error_ratio", "0.5")
+	e.create(t, newRun("spiked-window", ranged()))
+	run = e.completed(t, "spiked-window")
+	res = plan.FindResult(&run.Status, "error-ratio")
+	if run.Status.Phase != analysisv1alpha1.AnalysisPhaseFailed || res.Failed != 1 || !strings.Contains(res.Measurements[0].Value, "0.5") {
+		t.Fatalf("a window with the spike: run %s %q, metric %+v", run.Status.Phase, run.Status.Message, res)
+	}
+}
