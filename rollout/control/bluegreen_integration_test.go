@@ -29,17 +29,11 @@ func TestDeploymentBlueGreenRelease(t *testing.T) {
 	c := directClient(t)
 	ns := managertest.Namespace(t, c, "control-it")
 	d := blueGreenDeployment(ns)
-	if err := c.Create(t.Context(), d); err != nil {
-		t.Fatal(err)
-	}
 	hpa := deploymentHPA(ns)
 	if err := c.Create(t.Context(), hpa); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "4 available pods", func(ctx context.Context) (bool, error) {
-		err := c.Get(ctx, client.ObjectKeyFromObject(d), d)
-		return err == nil && d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas == 4, err
-	})
+	createAvailable(t, c, d)
 
 	plan := rolloutsv1beta1.ReleasePlan{
 		RollingStyle: rolloutsv1beta1.BlueGreenRollingStyle, FinalizingPolicy: rolloutsv1beta1.WaitResumeFinalizingPolicyType,
@@ -220,13 +214,7 @@ func TestDeploymentBlueGreenHoldsStableReplicaSet(t *testing.T) {
 	ns := managertest.Namespace(t, c, "control-it")
 	d := blueGreenDeployment(ns)
 	d.Spec.Replicas = ptr.To[int32](2)
-	if err := c.Create(t.Context(), d); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "2 available pods", func(ctx context.Context) (bool, error) {
-		err := c.Get(ctx, client.ObjectKeyFromObject(d), d)
-		return err == nil && d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas == 2, err
-	})
+	createAvailable(t, c, d)
 	mustPatch(t, c, d, `{"spec":{"paused":true,"template":{"spec":{"containers":[{"name":"main","image":"registry.example/web:v2"}]}}}}`)
 	ctl := control.NewDeploymentBlueGreen(c, blueGreenTarget(ns, rolloutsv1beta1.ReleasePlan{
 		RollingStyle: rolloutsv1beta1.BlueGreenRollingStyle, FinalizingPolicy: rolloutsv1beta1.ImmediateFinalizingPolicyType,
@@ -265,13 +253,7 @@ func TestDeploymentBlueGreenAbort(t *testing.T) {
 	c := directClient(t)
 	ns := managertest.Namespace(t, c, "control-it")
 	d := blueGreenDeployment(ns)
-	if err := c.Create(t.Context(), d); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "4 available pods", func(ctx context.Context) (bool, error) {
-		err := c.Get(ctx, client.ObjectKeyFromObject(d), d)
-		return err == nil && d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas == 4, err
-	})
+	createAvailable(t, c, d)
 	target := blueGreenTarget(ns, rolloutsv1beta1.ReleasePlan{RollingStyle: rolloutsv1beta1.BlueGreenRollingStyle})
 	ctl := control.NewDeploymentBlueGreen(c, target)
 	if err := ctl.Initialize(t.Context()); err != nil {
@@ -311,4 +293,17 @@ func TestDeploymentBlueGreenAbort(t *testing.T) {
 	}
 	readUntil(t, ctl, "the retry's batch of 1", func(i *control.WorkloadInfo) bool { return i.UpdatedReadyReplicas == 1 })
 	assertSurged(t, c, ns, old, info.UpdateRevision, 1)
+}
+
+// createAvailable creates the Deployment and waits until kube-controller-manager reports all its replicas
+// available.
+func createAvailable(t *testing.T, c client.Client, d *appsv1.Deployment) {
+	t.Helper()
+	if err := c.Create(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, fmt.Sprintf("%d available pods", *d.Spec.Replicas), func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(d), d)
+		return err == nil && d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas == *d.Spec.Replicas, err
+	})
 }

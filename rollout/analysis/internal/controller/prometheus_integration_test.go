@@ -39,15 +39,22 @@ func promMetric(address string) analysisv1alpha1.Metric {
 			Address: address, Query: "max(canary_error_ratio)"}}}
 }
 
-// Against a real Prometheus scraping a canary's metrics: a healthy canary passes, an error spike fails.
-func TestPrometheusServer(t *testing.T) {
-	t.Parallel()
+// scrapedCanary starts a real Prometheus scraping a canary's error ratio, healthy (0.01) until the test sets
+// it, and the controller; it returns once Prometheus has the first sample.
+func scrapedCanary(t *testing.T) (*errorRatio, string, *env) {
 	gauge := &errorRatio{value: 0.01}
 	srv := httptest.NewServer(gauge)
 	t.Cleanup(srv.Close)
 	prom := prometheus.Start(t, strings.TrimPrefix(srv.URL, "http://"))
 	e := start(t)
 	prometheus.WaitFor(t, prom, "canary_error_ratio", "0.01")
+	return gauge, prom, e
+}
+
+// Against a real Prometheus scraping a canary's metrics: a healthy canary passes, an error spike fails.
+func TestPrometheusServer(t *testing.T) {
+	t.Parallel()
+	gauge, prom, e := scrapedCanary(t)
 
 	e.create(t, newRun("healthy", promMetric(prom)))
 	run := e.completed(t, "healthy")
@@ -70,12 +77,7 @@ func TestPrometheusServer(t *testing.T) {
 // point of the spike inside it fails the measurement.
 func TestPrometheusServerRange(t *testing.T) {
 	t.Parallel()
-	gauge := &errorRatio{value: 0.01}
-	srv := httptest.NewServer(gauge)
-	t.Cleanup(srv.Close)
-	prom := prometheus.Start(t, strings.TrimPrefix(srv.URL, "http://"))
-	e := start(t)
-	prometheus.WaitFor(t, prom, "canary_error_ratio", "0.01")
+	gauge, prom, e := scrapedCanary(t)
 	time.Sleep(4 * time.Second) // four seconds of healthy samples, so the window holds no gap
 
 	ranged := func() analysisv1alpha1.Metric {
