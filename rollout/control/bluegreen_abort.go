@@ -41,7 +41,7 @@ func deploymentBlueGreenAbort(d *appsv1.Deployment, rss []appsv1.ReplicaSet) abo
 		patch := map[string]any{}
 		setNested(patch, true, "spec", "paused")
 		return abortWrite{obj: d, patch: patch}
-	case d.Spec.Paused && newRS != nil && replicasOf(newRS) > 0:
+	case d.Spec.Paused && newRS != nil && rsReplicas(newRS) > 0:
 		patch := map[string]any{}
 		setNested(patch, int64(0), "spec", "replicas")
 		return abortWrite{obj: newRS, patch: patch}
@@ -66,12 +66,12 @@ func deploymentObserved(d *appsv1.Deployment, rss []appsv1.ReplicaSet) bool {
 // surgeSettled: d's ReplicaSets hold exactly replicas plus the surge, or only one of them is active (the
 // controller then keeps that one at spec.replicas), so pausing d scales none of them.
 func surgeSettled(d *appsv1.Deployment, rss []appsv1.ReplicaSet, newRS *appsv1.ReplicaSet) bool {
-	if newRS == nil || replicasOf(newRS) == 0 {
+	if newRS == nil || rsReplicas(newRS) == 0 {
 		return true
 	}
 	var total int32
 	for i := range rss {
-		total += replicasOf(&rss[i])
+		total += rsReplicas(&rss[i])
 	}
 	replicas := partitionReplicasOf(d)
 	var surge *intstr.IntOrString
@@ -85,15 +85,8 @@ func surgeSettled(d *appsv1.Deployment, rss []appsv1.ReplicaSet, newRS *appsv1.R
 // yet): a batch's surge is then all new pods, and may be lower than a former batch's (a retry after an abort).
 func newReplicaSetIdle(d *appsv1.Deployment, rss []appsv1.ReplicaSet) bool {
 	newRS, _ := SplitReplicaSets(d, rss)
-	return newRS == nil || replicasOf(newRS) == 0 && newRS.Status.Replicas == 0 &&
+	return newRS == nil || rsReplicas(newRS) == 0 && newRS.Status.Replicas == 0 &&
 		newRS.Status.ObservedGeneration >= newRS.Generation
-}
-
-func replicasOf(rs *appsv1.ReplicaSet) int32 {
-	if rs.Spec.Replicas == nil {
-		return 1
-	}
-	return *rs.Spec.Replicas
 }
 
 // cloneSetBlueGreenAbortPatch freezes cs again as the workload webhook and Initialize left it: partition
