@@ -130,10 +130,8 @@ func gateOf(run RunObs) Gate {
 		if run.UntilTerminated {
 			return GateMeasuring
 		}
-		return GateWaiting
-	default:
-		return GateWaiting
 	}
+	return GateWaiting
 }
 
 // Aborted reports whether the release of the status was aborted by its analysis.
