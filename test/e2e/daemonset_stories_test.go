@@ -109,8 +109,47 @@ func waitADS(ctx context.Context, ns string, updated int32) kruiseappsv1alpha1.D
 		return st.ObservedGeneration == ds.Generation && st.DesiredNumberScheduled == desired &&
 			st.CurrentNumberScheduled == desired && st.NumberAvailable == desired && st.UpdatedNumberScheduled == updated &&
 			st.NumberMisscheduled == 0 && len(adsPods(ctx, ns)) == int(desired)
-	}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(BeTrue(), "DaemonSet %s/%s: %+v", ns, adsName, &st)
+	}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(BeTrue(), func() string {
+		return fmt.Sprintf("DaemonSet %s/%s: %+v\n%s", ns, adsName, &st, describePool(ns))
+	})
 	return st
+}
+
+// describePool is what a failed wait shows: each pool node's readiness and taints, and every pod of the
+// DaemonSet with its revision, lifecycle state, conditions and deletion.
+func describePool(ns string) string {
+	// Its own context: the spec's may be what ended the wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	if nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: poolLabel + "=true"}); err == nil {
+		for _, n := range nodes.Items {
+			fmt.Fprintf(&b, "node %s: conditions %v, taints %v, unschedulable %v\n", n.Name, nodeConditions(n), n.Spec.Taints, n.Spec.Unschedulable)
+		}
+	}
+	if pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + adsName}); err == nil {
+		for _, p := range pods.Items {
+			fmt.Fprintf(&b, "pod %s on %s: phase %s, labels %v, conditions %v, deleting %v\n", p.Name, p.Spec.NodeName,
+				p.Status.Phase, p.Labels, podConditions(p), p.DeletionTimestamp != nil)
+		}
+	}
+	return b.String()
+}
+
+func nodeConditions(n corev1.Node) []string {
+	var out []string
+	for _, c := range n.Status.Conditions {
+		out = append(out, fmt.Sprintf("%s=%s", c.Type, c.Status))
+	}
+	return out
+}
+
+func podConditions(p corev1.Pod) []string {
+	var out []string
+	for _, c := range p.Status.Conditions {
+		out = append(out, fmt.Sprintf("%s=%s(%s)", c.Type, c.Status, c.Message))
+	}
+	return out
 }
 
 // adsPods are the DaemonSet's pods not being deleted, by node.
