@@ -660,14 +660,12 @@ func finalisingStepDone(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1
 		case w.Batch == nil && !marked:
 			// No release holds the workload.
 			return true
-		case w.Batch != nil && marked:
-			// The workload webhook keeps a marked workload frozen: unmark it before anything resumes it.
-			return false
 		}
-		// A marked workload without a BatchRelease may still be frozen: a continuous release deletes the old
-		// BatchRelease (which hands the workload over frozen) before it creates the next one, and the webhook
-		// freezes a new revision before the first one exists. A BatchRelease created to finalize resumes it; the
-		// mark is removed in the same reconcile, before the BatchRelease is created.
+		// The workload webhook keeps a marked workload frozen, so the mark goes before anything resumes it: in
+		// the same reconcile (ReleaseWorkload), before the BatchRelease is given its finalizing plan or created
+		// with it. A marked workload without a BatchRelease may still be frozen: a continuous release deletes
+		// the old BatchRelease (which hands the workload over frozen) before it creates the next one, and the
+		// webhook freezes a new revision before the first one exists.
 		plan := releasePlan(w, *sub, true)
 		plan.FinalizingPolicy = FinalizingPolicy(reason)
 		d.Plan = plan
