@@ -79,12 +79,15 @@ func (r *Reconciler) syncBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout,
 	}
 }
 
+// createBatch creates the BatchRelease with the finalizer its controller would otherwise add by a patch of its
+// own: one write, and one reconcile, fewer per release.
 func (r *Reconciler) createBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout, p rolloutsv1beta1.ReleasePlan, annotations map[string]string) error {
 	br := &rolloutsv1beta1.BatchRelease{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: ro.Name, Namespace: ro.Namespace,
 			Annotations:     annotations,
 			OwnerReferences: []metav1.OwnerReference{*ownerRef(ro)},
+			Finalizers:      []string{rolloutsv1beta1.BatchReleaseFinalizer},
 		},
 		Spec: rolloutsv1beta1.BatchReleaseSpec{WorkloadRef: ro.Spec.WorkloadRef, ReleasePlan: p},
 	}
