@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -21,12 +23,24 @@ import (
 
 const (
 	fleetNamespace = "bench-fleet"
-	fleetSize      = 1000
 	fleetReplicas  = 10
 	// fleetIdleCPUTarget and fleetIdleWritesTarget are the fleet at rest's bounds (issue 30).
 	fleetIdleCPUTarget    = 0.01
 	fleetIdleWritesTarget = 0
 )
+
+// fleetSize is the number of applications of the fleet scenarios: 1,000, or FLOTILLA_BENCH_FLEET_SIZE. A small
+// fleet (20) counts the writes and hand-offs of one release in a minute, with the audit log
+// (FLOTILLA_BENCH_AUDIT) telling them apart; the scenarios' targets are for the 1,000.
+var fleetSize = fleetSizeFromEnv()
+
+func fleetSizeFromEnv() int {
+	n, err := strconv.Atoi(os.Getenv("FLOTILLA_BENCH_FLEET_SIZE"))
+	if err != nil || n < 2 {
+		return 1000
+	}
+	return n
+}
 
 // fleetIdle measures a manager holding a fleet of Rollouts at rest: what it costs to keep 1,000 released
 // Rollouts (half of them routing traffic through an nginx Ingress) in hand when nothing changes.

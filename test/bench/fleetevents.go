@@ -74,7 +74,7 @@ func countSum(counts []reasonCount) int {
 func eventsNote(counts []reasonCount, top int) string {
 	parts := make([]string, 0, top)
 	for _, c := range counts[:min(top, len(counts))] {
-		parts = append(parts, fmt.Sprintf("%s %.1f", c.Key, float64(c.Count)/fleetSize))
+		parts = append(parts, fmt.Sprintf("%s %.1f", c.Key, float64(c.Count)/float64(fleetSize)))
 	}
 	return "per Rollout: " + strings.Join(parts, ", ")
 }

@@ -115,7 +115,7 @@ func addFleetReleaseMetrics(res *Result, native, release fleetRun) {
 		Metric{Name: "slowest Rollout against the median", Unit: UnitSeconds, Value: last.Seconds(),
 			Note: "no Rollout starved: the slowest within 2x the median"}.
 			Compared("median Rollout", median.Seconds()).WithRatioTarget(fleetStarvationTarget),
-		Metric{Name: "manager writes per Rollout", Unit: UnitPerRollout, Value: float64(writes(release.phase.Requests)) / fleetSize,
+		Metric{Name: "manager writes per Rollout", Unit: UnitPerRollout, Value: float64(writes(release.phase.Requests)) / float64(fleetSize),
 			Note: perPodWrites(release.phase.Requests, fleetSize)}.WithTarget(fleetWritesTarget),
 		Metric{Name: "manager peak RSS (fleet release)", Unit: UnitBytes, Value: float64(manager.PeakRSSBytes)}.WithTarget(fleetReleaseRSSTarget),
 		Metric{Name: "manager CPU (fleet release)", Unit: UnitCores, Value: manager.Cores},
@@ -149,7 +149,7 @@ func addFleetCounters(res *Result, release fleetRun) {
 		res.Add(Metric{Name: spec.Name, Unit: UnitCount, Value: release.counters[i]})
 	}
 	if total := countSum(release.events); total > 0 {
-		res.Add(Metric{Name: "events per Rollout (all components)", Unit: UnitPerRollout, Value: float64(total) / fleetSize, Note: eventsNote(release.events, 5)})
+		res.Add(Metric{Name: "events per Rollout (all components)", Unit: UnitPerRollout, Value: float64(total) / float64(fleetSize), Note: eventsNote(release.events, 5)})
 	}
 	for _, name := range fleetQueues {
 		res.Add(Metric{Name: "work queue " + name + ": deepest", Unit: UnitCount, Value: release.queues.maxDepth[name]},
