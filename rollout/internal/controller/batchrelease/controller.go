@@ -153,7 +153,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	if r.written.Stale(br) {
-		return reconcile.Result{RequeueAfter: reconcileutil.ConflictRetry}, nil
+		return reconcile.Result{RequeueAfter: reconcileutil.StaleRecheck}, nil
 	}
 	if r.watches != nil {
 		if err := r.watches.Ensure(br.Spec.WorkloadRef); err != nil {

@@ -15,6 +15,12 @@ import (
 // ConflictRetry is how soon a reconcile whose write lost a race (an approval, a concurrent patch) runs again.
 const ConflictRetry = 100 * time.Millisecond
 
+// StaleRecheck is how soon a reconcile that found its cache not yet showing the controller's own last write
+// looks again. The write's watch event wakes it as soon as the cache shows it, so this is only a safety net:
+// polling at ConflictRetry instead re-ran the reconcile ten times a second per object for as long as an API
+// server loaded by the releases themselves lagged.
+const StaleRecheck = time.Second
+
 // RetryConflicts turns a lost optimistic-lock race into a quick requeue: the next reconcile starts from what
 // the other writer wrote, and nothing is logged as an error. Other errors pass through.
 func RetryConflicts(err error) (reconcile.Result, error) {

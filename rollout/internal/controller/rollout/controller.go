@@ -161,7 +161,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if r.written.Stale(ro) {
-		return reconcile.Result{RequeueAfter: reconcileutil.ConflictRetry}, nil
+		return reconcile.Result{RequeueAfter: reconcileutil.StaleRecheck}, nil
 	}
 	if err := r.watchWorkload(ro); err != nil {
 		return reconcile.Result{}, err
@@ -172,7 +172,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	obs, err := r.observe(ctx, ro)
 	if errors.Is(err, errBatchBehind) {
-		return reconcile.Result{RequeueAfter: reconcileutil.ConflictRetry}, nil
+		return reconcile.Result{RequeueAfter: reconcileutil.StaleRecheck}, nil
 	}
 	if err != nil {
 		return reconcile.Result{}, err

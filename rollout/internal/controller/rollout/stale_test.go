@@ -59,8 +59,8 @@ func TestReconcileWaitsForItsOwnBatchWrite(t *testing.T) {
 	}
 	r.batchWritten.Record(read.UID, read.ResourceVersion)
 	res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(ro)})
-	if err != nil || res.RequeueAfter != reconcileutil.ConflictRetry {
-		t.Fatalf("Reconcile = %+v, %v; want a requeue after %v", res, err, reconcileutil.ConflictRetry)
+	if err != nil || res.RequeueAfter != reconcileutil.StaleRecheck {
+		t.Fatalf("Reconcile = %+v, %v; want a requeue after %v", res, err, reconcileutil.StaleRecheck)
 	}
 	after := &rolloutsv1beta1.BatchRelease{}
 	roAfter := &rolloutsv1beta1.Rollout{}
@@ -76,7 +76,13 @@ func TestReconcileWaitsForItsOwnBatchWrite(t *testing.T) {
 	}
 	// Once the cache shows another version, the reconcile goes on.
 	r.batchWritten.Record(read.UID, "older")
-	if res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(ro)}); err != nil || res.RequeueAfter == reconcileutil.ConflictRetry {
-		t.Errorf("Reconcile with the cache caught up = %+v, %v", res, err)
+	if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(ro)}); err != nil {
+		t.Fatalf("Reconcile with the cache caught up: %v", err)
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(ro), roAfter); err != nil {
+		t.Fatal(err)
+	}
+	if roAfter.Status.Phase == "" {
+		t.Errorf("Reconcile with the cache caught up wrote no status")
 	}
 }
