@@ -35,8 +35,13 @@ const (
 var fleetSize = fleetSizeFromEnv()
 
 func fleetSizeFromEnv() int {
-	n, err := strconv.Atoi(os.Getenv("FLOTILLA_BENCH_FLEET_SIZE"))
+	v := os.Getenv("FLOTILLA_BENCH_FLEET_SIZE")
+	if v == "" {
+		return 1000
+	}
+	n, err := strconv.Atoi(v)
 	if err != nil || n < 2 {
+		fmt.Fprintf(os.Stderr, "FLOTILLA_BENCH_FLEET_SIZE=%q: want a whole number of at least 2; running 1,000\n", v)
 		return 1000
 	}
 	return n
