@@ -35,13 +35,30 @@ func luaEval() Scenario {
 	}
 }
 
-// luaCase is one script with one input; check validates the result so
-// that an error path is never what gets timed.
+// luaCase is one script with one input; eval decodes the result into what
+// the case's provider decodes it into, and check validates it so that an
+// error path is never what gets timed.
 type luaCase struct {
 	name   string
 	script string
 	input  any
-	check  func(out map[string]any) error
+	eval   func(ctx context.Context, vm *luavm.VM, script string, input any) (any, error)
+	check  func(out any) error
+}
+
+// evalAnnotations decodes as the ingress provider does: into annotations.
+func evalAnnotations(ctx context.Context, vm *luavm.VM, script string, input any) (any, error) {
+	out := map[string]string{}
+	err := vm.Eval(ctx, script, input, &out)
+	return out, err
+}
+
+// evalObject decodes as the custom provider does: into a generic object,
+// whose spec, labels and annotations it then reads.
+func evalObject(ctx context.Context, vm *luavm.VM, script string, input any) (any, error) {
+	var out map[string]any
+	err := vm.Eval(ctx, script, input, &out)
+	return out, err
 }
 
 // luaFigures is what one case measured.
@@ -110,13 +127,13 @@ func timeEvals(ctx context.Context, vm *luavm.VM, c luaCase, n int) ([]time.Dura
 }
 
 func eval(ctx context.Context, vm *luavm.VM, c luaCase) error {
-	out := map[string]any{}
-	return vm.Eval(ctx, c.script, c.input, &out)
+	_, err := c.eval(ctx, vm, c.script, c.input)
+	return err
 }
 
 func evalChecked(ctx context.Context, vm *luavm.VM, c luaCase) error {
-	out := map[string]any{}
-	if err := vm.Eval(ctx, c.script, c.input, &out); err != nil {
+	out, err := c.eval(ctx, vm, c.script, c.input)
+	if err != nil {
 		return err
 	}
 	return c.check(out)
@@ -176,9 +193,11 @@ func luaCases() ([]luaCase, error) {
 		return nil, fmt.Errorf("no built-in VirtualService script")
 	}
 	return []luaCase{
-		{name: "nginx Ingress, weight + header", script: nginx, input: nginxInput(), check: checkNginx},
-		{name: "Istio VirtualService, weight", script: istio, input: virtualServiceInput(nil), check: checkRoutes(3, 1)},
-		{name: "Istio VirtualService, weight + matches", script: istio, input: virtualServiceInput(benchMatches()), check: checkRoutes(5, 0)},
+		{name: "nginx Ingress, weight + header", script: nginx, input: nginxInput(), eval: evalAnnotations, check: checkNginx},
+		{name: "Istio VirtualService, weight", script: istio, input: virtualServiceInput(nil), eval: evalObject,
+			check: checkRoutes(3, 1)},
+		{name: "Istio VirtualService, weight + matches", script: istio, input: virtualServiceInput(benchMatches()), eval: evalObject,
+			check: checkRoutes(5, 0)},
 	}, nil
 }
 
@@ -213,7 +232,8 @@ func nginxInput() ingressScriptInput {
 	}
 }
 
-func checkNginx(out map[string]any) error {
+func checkNginx(result any) error {
+	out, _ := result.(map[string]string)
 	if out["nginx.ingress.kubernetes.io/canary-weight"] != "30" || out["nginx.ingress.kubernetes.io/canary-by-header"] != "x-canary" {
 		return fmt.Errorf("unexpected annotations %v", out)
 	}
@@ -287,8 +307,9 @@ func benchMatches() []rolloutsv1beta1.HttpRouteMatch {
 
 // checkRoutes wants the VirtualService to come back with n http routes,
 // split of them sending a share to the canary by weight.
-func checkRoutes(n, split int) func(map[string]any) error {
-	return func(out map[string]any) error {
+func checkRoutes(n, split int) func(any) error {
+	return func(result any) error {
+		out, _ := result.(map[string]any)
 		spec, _ := out["spec"].(map[string]any)
 		routes, _ := spec["http"].([]any)
 		if len(routes) != n || weightedCanaries(routes) != split {
