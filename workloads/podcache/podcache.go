@@ -16,7 +16,6 @@ package podcache
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,15 +103,15 @@ func launching(pod *corev1.Pod) bool {
 func slim(pod *corev1.Pod) *corev1.Pod {
 	return &corev1.Pod{
 		TypeMeta:   pod.TypeMeta,
-		ObjectMeta: pod.ObjectMeta,
+		ObjectMeta: sharedMeta(pod.ObjectMeta),
 		Spec: corev1.PodSpec{
 			NodeName: pod.Spec.NodeName, ReadinessGates: pod.Spec.ReadinessGates,
 			InitContainers: namesAndPorts(pod.Spec.InitContainers), Containers: namesAndPorts(pod.Spec.Containers),
 			EphemeralContainers: pod.Spec.EphemeralContainers,
 		},
 		Status: corev1.PodStatus{
-			Phase: pod.Status.Phase, Conditions: pod.Status.Conditions,
-			PodIP: pod.Status.PodIP, PodIPs: pod.Status.PodIPs, HostIP: pod.Status.HostIP, StartTime: pod.Status.StartTime,
+			Phase: corev1.PodPhase(str(string(pod.Status.Phase))), Conditions: sharedConditions(pod.Status.Conditions),
+			PodIP: pod.Status.PodIP, PodIPs: pod.Status.PodIPs, HostIP: str(pod.Status.HostIP), StartTime: pod.Status.StartTime,
 			EphemeralContainerStatuses: pod.Status.EphemeralContainerStatuses,
 			InitContainerStatuses:      waitingOnly(pod.Status.InitContainerStatuses),
 			ContainerStatuses:          waitingOnly(pod.Status.ContainerStatuses),
@@ -134,8 +133,8 @@ func waitingOnly(statuses []corev1.ContainerStatus) []corev1.ContainerStatus {
 }
 
 // namesAndPorts is containers with nothing but their names and ports; nil for none. A corev1.Container is
-// most of a kilobyte even empty, and the pods of a workload share their names and ports: the lists are
-// interned, one per set of names and ports, and shared by the cached pods (which nothing may change in place).
+// most of a kilobyte even empty, and the pods of a workload share their names and ports: one list per set of
+// names and ports serves them all.
 func namesAndPorts(containers []corev1.Container) []corev1.Container {
 	if len(containers) == 0 {
 		return nil
@@ -155,28 +154,4 @@ func namesAndPorts(containers []corev1.Container) []corev1.Container {
 		}
 		return out
 	})
-}
-
-// maxInterned bounds the interned name lists: a cluster whose pods' container names are all different gets
-// lists of their own past it.
-const maxInterned = 4096
-
-var names = &internTable{lists: map[string][]corev1.Container{}}
-
-type internTable struct {
-	mu    sync.Mutex
-	lists map[string][]corev1.Container
-}
-
-func (t *internTable) get(key string, build func() []corev1.Container) []corev1.Container {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if list, ok := t.lists[key]; ok {
-		return list
-	}
-	list := build()
-	if len(t.lists) < maxInterned {
-		t.lists[key] = list
-	}
-	return list
 }

@@ -1,7 +1,11 @@
 package podcache
 
 import (
+	"reflect"
+	"strconv"
+	"strings"
 	"testing"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -149,5 +153,50 @@ func TestSlimPodsShareTheirNameLists(t *testing.T) {
 	d := slimmed(8080, "app", "proxy")
 	if &d.Spec.Containers[0] == &a.Spec.Containers[0] || d.Spec.Containers[0].Ports[0].ContainerPort != 8080 {
 		t.Errorf("a pod whose port differs got %+v", d.Spec.Containers)
+	}
+}
+
+// Slim pods of one workload share their labels, owner references and strings, each pod decoded on its own;
+// a pod whose labels differ keeps its own.
+func TestSlimPodsOfAWorkloadShareTheirMetadata(t *testing.T) {
+	decoded := func(hash string) *corev1.Pod {
+		in := ownedPod("apps/v1", "ReplicaSet", true)
+		in.Namespace = strings.Clone("ns")
+		in.Labels = map[string]string{strings.Clone("app"): strings.Clone("a"), "pod-template-hash": strings.Clone(hash)}
+		in.OwnerReferences[0].Name = strings.Clone("o")
+		in.Status.Conditions[0].Type = corev1.PodConditionType(strings.Clone("Ready"))
+		out, err := Transform(nil)(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.(*corev1.Pod)
+	}
+	a, b, c := decoded("h1"), decoded("h1"), decoded("h2")
+	if reflect.ValueOf(a.Labels).UnsafePointer() != reflect.ValueOf(b.Labels).UnsafePointer() {
+		t.Error("two pods with the same labels hold two maps")
+	}
+	if reflect.ValueOf(a.Labels).UnsafePointer() == reflect.ValueOf(c.Labels).UnsafePointer() || c.Labels["pod-template-hash"] != "h2" {
+		t.Errorf("a pod with other labels got %v", c.Labels)
+	}
+	if &a.OwnerReferences[0] != &c.OwnerReferences[0] || a.OwnerReferences[0].Name != "o" {
+		t.Error("pods of one owner hold two owner lists")
+	}
+	if unsafe.StringData(a.Namespace) != unsafe.StringData(b.Namespace) ||
+		unsafe.StringData(string(a.Status.Conditions[0].Type)) != unsafe.StringData(string(c.Status.Conditions[0].Type)) {
+		t.Error("equal namespaces or condition types are held twice")
+	}
+}
+
+// A full table starts over, so that values of workloads long gone do not keep newer ones from being shared.
+func TestSharedTableStartsOverWhenFull(t *testing.T) {
+	var tab table[int]
+	for i := range maxInterned {
+		tab.get(strconv.Itoa(i), func() int { return i })
+	}
+	if got := tab.get("new", func() int { return -1 }); got != -1 || len(tab.values) != 1 {
+		t.Errorf("after a full table: value %d, %d entries; want a fresh table holding the new value", got, len(tab.values))
+	}
+	if got := tab.get("new", func() int { return -2 }); got != -1 {
+		t.Errorf("the new value is not shared: got %d", got)
 	}
 }
