@@ -6,10 +6,13 @@ package cacheindex
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
@@ -41,11 +44,41 @@ func IndexPodsAcrossNamespaces(mgr manager.Manager, name string, keys func(*core
 	return pods, err
 }
 
+// made holds the indexes made, by pod informer and name: the callers of one name share its index, which the
+// first of them made with its key function.
+var made = struct {
+	sync.Mutex
+	pods map[madeKey]*Pods
+}{pods: map[madeKey]*Pods{}}
+
+type madeKey struct {
+	informer any
+	name     string
+}
+
 func indexPods(mgr manager.Manager, name string, keys func(*corev1.Pod) []string, index toolscache.IndexFunc) (*Pods, error) {
 	informer, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Pod{})
 	if err != nil {
 		return nil, fmt.Errorf("getting the pod informer: %w", err)
 	}
+	if !reflect.TypeOf(informer).Comparable() {
+		return newIndex(mgr, informer, name, keys, index)
+	}
+	made.Lock()
+	defer made.Unlock()
+	key := madeKey{informer: informer, name: name}
+	if p, ok := made.pods[key]; ok {
+		return p, nil
+	}
+	p, err := newIndex(mgr, informer, name, keys, index)
+	if err == nil {
+		made.pods[key] = p
+	}
+	return p, err
+}
+
+func newIndex(mgr manager.Manager, informer cache.Informer, name string, keys func(*corev1.Pod) []string,
+	index toolscache.IndexFunc) (*Pods, error) {
 	if indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer }); ok {
 		if err := informer.AddIndexers(toolscache.Indexers{name: index}); err != nil {
 			return nil, fmt.Errorf("indexing pods by %s: %w", name, err)

@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
 const byTeam = "team"
@@ -126,5 +128,42 @@ func TestPodsAcrossNamespaces(t *testing.T) {
 				t.Errorf("%s, namespace %q: %v, want %v", name, ns, keys, want)
 			}
 		}
+	}
+}
+
+// managerWithInformer serves a pod informer that is never run: all IndexPods touches.
+type managerWithInformer struct {
+	manager.Manager
+	cache informerCache
+}
+
+func (m managerWithInformer) GetCache() cache.Cache { return m.cache }
+
+type informerCache struct {
+	cache.Cache
+	informer toolscache.SharedIndexInformer
+}
+
+func (c informerCache) GetInformer(context.Context, client.Object, ...cache.InformerGetOption) (cache.Informer, error) {
+	return c.informer, nil
+}
+
+// Callers of one index name share one index: the second call neither fails nor adds another.
+func TestIndexPodsOnceByName(t *testing.T) {
+	informer := toolscache.NewSharedIndexInformer(&toolscache.ListWatch{}, &corev1.Pod{}, 0, toolscache.Indexers{})
+	mgr := managerWithInformer{cache: informerCache{informer: informer}}
+	first, err := IndexPods(mgr, byTeam, teamOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := IndexPods(mgr, byTeam, teamOf)
+	if err != nil || second != first {
+		t.Fatalf("second IndexPods = %p, %v; want the first's index %p", second, err, first)
+	}
+	if _, err := IndexPods(mgr, "other", teamOf); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(informer.GetIndexer().GetIndexers()); n != 2 {
+		t.Errorf("the informer has %d indexers, want 2", n)
 	}
 }

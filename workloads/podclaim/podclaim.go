@@ -26,15 +26,20 @@ import (
 // orphanKey is the index value of pods without a controller.
 const orphanKey = "none"
 
-// IndexPods indexes the manager's pods under name by their controller's UID, so that a workload lists its own
-// pods (including those its selector stopped matching) and the orphans, never the rest of the namespace.
-func IndexPods(mgr manager.Manager, name string) (*cacheindex.Pods, error) {
-	return cacheindex.IndexPods(mgr, name, controllerKey)
+// ControllerIndex indexes pods by their controller's UID. Every module that claims pods reads this one index:
+// one per module would hold the same keys, and be kept up to date on every pod event, once per module.
+const ControllerIndex = "podclaim.flotilla.dev/controller-uid"
+
+// IndexPods indexes the manager's pods by their controller's UID (ControllerIndex), so that a workload lists its
+// own pods (including those its selector stopped matching) and the orphans, never the rest of the namespace.
+// Every module may call it; the index is made once.
+func IndexPods(mgr manager.Manager) (*cacheindex.Pods, error) {
+	return cacheindex.IndexPods(mgr, ControllerIndex, controllerKey)
 }
 
-// FromClient reads the index name through c, for a controller set up without IndexPods.
-func FromClient(c client.Client, name string) *cacheindex.Pods {
-	return cacheindex.FromClient(c, name)
+// FromClient reads ControllerIndex through c, for a controller set up without IndexPods.
+func FromClient(c client.Client) *cacheindex.Pods {
+	return cacheindex.FromClient(c, ControllerIndex)
 }
 
 func controllerKey(pod *corev1.Pod) []string {

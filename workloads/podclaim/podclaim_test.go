@@ -16,8 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
-const index = "test/controller-uid"
-
 var ownerKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
 
 func pod(name string, lbls map[string]string, owner *appsv1.ReplicaSet) *corev1.Pod {
@@ -41,7 +39,7 @@ func TestClaim(t *testing.T) {
 		pod("others", app, other),
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(objs...).
-		WithIndex(&corev1.Pod{}, index, func(o client.Object) []string { return controllerKey(o.(*corev1.Pod)) }).Build()
+		WithIndex(&corev1.Pod{}, ControllerIndex, func(o client.Object) []string { return controllerKey(o.(*corev1.Pod)) }).Build()
 	claimer := Claimer[*appsv1.ReplicaSet]{
 		Kind: ownerKind, Recorder: events.NewFakeRecorder(10), Released: "test",
 		Patch: func(ctx context.Context, _ *appsv1.ReplicaSet, p *corev1.Pod, change func(*corev1.Pod) bool) error {
@@ -51,7 +49,7 @@ func TestClaim(t *testing.T) {
 		},
 		Member: func(_ *appsv1.ReplicaSet, p *corev1.Pod) bool { return p.Name != "not-a-member" },
 	}
-	got, err := claimer.Claim(t.Context(), FromClient(c, index), owner, labels.SelectorFromSet(app))
+	got, err := claimer.Claim(t.Context(), FromClient(c), owner, labels.SelectorFromSet(app))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,13 +79,13 @@ func TestClaimWhileDeleting(t *testing.T) {
 	owner := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "rs", Namespace: "ns", UID: "owner-uid", DeletionTimestamp: ptr.To(metav1.Now())}}
 	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).
 		WithObjects(pod("relabelled", map[string]string{"app": "b"}, owner), pod("orphan", map[string]string{"app": "a"}, nil)).
-		WithIndex(&corev1.Pod{}, index, func(o client.Object) []string { return controllerKey(o.(*corev1.Pod)) }).Build()
+		WithIndex(&corev1.Pod{}, ControllerIndex, func(o client.Object) []string { return controllerKey(o.(*corev1.Pod)) }).Build()
 	claimer := Claimer[*appsv1.ReplicaSet]{Kind: ownerKind, Recorder: events.NewFakeRecorder(10),
 		Patch: func(context.Context, *appsv1.ReplicaSet, *corev1.Pod, func(*corev1.Pod) bool) error {
 			t.Error("a workload being deleted wrote a pod")
 			return nil
 		}}
-	got, err := claimer.Claim(t.Context(), FromClient(c, index), owner, labels.SelectorFromSet(map[string]string{"app": "a"}))
+	got, err := claimer.Claim(t.Context(), FromClient(c), owner, labels.SelectorFromSet(map[string]string{"app": "a"}))
 	if err != nil || len(got) != 1 || got[0].Name != "relabelled" {
 		t.Errorf("claimed %v (%v), want only its own pod", got, err)
 	}

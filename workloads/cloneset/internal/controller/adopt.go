@@ -15,9 +15,6 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
 )
 
-// podControllerIndex names the module's index of pods by their controller (podclaim).
-const podControllerIndex = "cloneset.flotilla.dev/controller-uid"
-
 // claimPods returns the pods the CloneSet controls, releasing those its selector no longer matches and
 // adopting the orphans it matches (podclaim): a pod left behind by a deleted owner, or created by hand with
 // the CloneSet's labels, is counted and managed instead of running beside it. Shallow copies of the cache's
@@ -33,7 +30,7 @@ func (r *Reconciler) claimPods(ctx context.Context, cs *kruiseappsv1alpha1.Clone
 // reconciler set up by hand.
 func (r *Reconciler) podReader() *cacheindex.Pods {
 	if r.pods == nil {
-		return podclaim.FromClient(r.Client, podControllerIndex)
+		return podclaim.FromClient(r.Client)
 	}
 	return r.pods
 }

@@ -66,7 +66,7 @@ type Reconciler struct {
 	expectations, claimExpectations *expectations.Expectations
 	// createSlots and settleSlots bound the creates and the settling writes in flight (createWorkers).
 	createSlots, settleSlots chan struct{}
-	// pods reads pods by controller (podControllerIndex).
+	// pods reads pods by controller (podclaim.ControllerIndex).
 	pods *cacheindex.Pods
 }
 
@@ -74,7 +74,7 @@ type Reconciler struct {
 // orphan pods they may adopt.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr)
-	pods, err := podclaim.IndexPods(mgr, podControllerIndex)
+	pods, err := podclaim.IndexPods(mgr)
 	if err != nil {
 		return err
 	}

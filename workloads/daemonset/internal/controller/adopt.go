@@ -15,9 +15,6 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
 )
 
-// podControllerIndex names the module's index of pods by their controller (podclaim).
-const podControllerIndex = "daemonset.flotilla.dev/controller-uid"
-
 // claimPods returns the pods the DaemonSet controls, releasing those its selector no longer matches and
 // adopting the orphans it matches (podclaim), such as the pods of a native DaemonSet deleted with
 // --cascade=orphan to move to an Advanced one.

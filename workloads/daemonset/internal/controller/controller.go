@@ -65,7 +65,7 @@ type Reconciler struct {
 // and the nodes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr)
-	pods, err := podclaim.IndexPods(mgr, podControllerIndex)
+	pods, err := podclaim.IndexPods(mgr)
 	if err != nil {
 		return err
 	}

@@ -27,9 +27,6 @@ import (
 // ControllerName names the controller, its logs and the source of its events (upstream's).
 const ControllerName = "podunavailablebudget-controller"
 
-// podControllerIndex indexes pods by their controller's UID: a target workload's pods are read through it.
-const podControllerIndex = "podunavailablebudget.controller-uid"
-
 // conflictRetry is how soon a reconcile whose status write lost a race looks again.
 const conflictRetry = 100 * time.Millisecond
 
@@ -61,7 +58,7 @@ type Reconciler struct {
 // budgets count.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr)
-	pods, err := podclaim.IndexPods(mgr, podControllerIndex)
+	pods, err := podclaim.IndexPods(mgr)
 	if err != nil {
 		return err
 	}

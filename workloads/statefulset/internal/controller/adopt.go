@@ -16,9 +16,6 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
 )
 
-// podControllerIndex names the module's index of pods by their controller (podclaim).
-const podControllerIndex = "statefulset.flotilla.dev/controller-uid"
-
 // member reports whether a pod the selector matches belongs to the set as upstream's controller tells: its
 // name is the set's name and an ordinal.
 func member(set *kruiseappsv1beta1.StatefulSet, p *corev1.Pod) bool {
@@ -38,7 +35,7 @@ func (r *Reconciler) claimPods(ctx context.Context, set *kruiseappsv1beta1.State
 // name when the controller was not set up with a manager.
 func (r *Reconciler) podReader() *cacheindex.Pods {
 	if r.pods == nil {
-		return podclaim.FromClient(r.Client, podControllerIndex)
+		return podclaim.FromClient(r.Client)
 	}
 	return r.pods
 }

@@ -67,7 +67,7 @@ type Reconciler struct {
 	expectations, claimExpectations *expectations.Expectations
 	// createSlots and settleSlots bound the creates and the settling writes in flight across reconciles.
 	createSlots, settleSlots chan struct{}
-	// pods reads pods by controller (podControllerIndex).
+	// pods reads pods by controller (podclaim.ControllerIndex).
 	pods *cacheindex.Pods
 }
 
@@ -75,7 +75,7 @@ type Reconciler struct {
 // and the claims they created.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr)
-	pods, err := podclaim.IndexPods(mgr, podControllerIndex)
+	pods, err := podclaim.IndexPods(mgr)
 	if err != nil {
 		return err
 	}

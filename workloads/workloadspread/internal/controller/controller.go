@@ -25,9 +25,6 @@ import (
 // ControllerName names the controller, its logs and the source of its events (upstream's).
 const ControllerName = "workloadspread-controller"
 
-// podControllerIndex indexes pods by their controller's UID: a target's pods are read through it.
-const podControllerIndex = "workloadspread.controller-uid"
-
 // conflictRetry is how soon a reconcile whose status write lost a race (to the pod webhook) looks again.
 const conflictRetry = 100 * time.Millisecond
 
@@ -55,7 +52,7 @@ type Reconciler struct {
 // replicas of their targets.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr)
-	pods, err := podclaim.IndexPods(mgr, podControllerIndex)
+	pods, err := podclaim.IndexPods(mgr)
 	if err != nil {
 		return err
 	}
