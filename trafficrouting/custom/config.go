@@ -113,7 +113,7 @@ func configOf(result map[string]any) (config, error) {
 func configDirect(result map[string]any) (config, bool) {
 	var c config
 	for k, v := range result {
-		ok := true
+		var ok bool
 		switch k {
 		case "spec":
 			c.Spec, ok = objectOrNull(v)
