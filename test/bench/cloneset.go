@@ -231,9 +231,9 @@ func deleteCloneSet(dyn dynamic.Interface, namespace, name string) func(context.
 	}
 }
 
-// startCloneSetScenario readies what both CloneSet scenarios need: the namespace with its default
-// ServiceAccount (without which pods are refused), the manager, a dynamic client and
-// kube-controller-manager's process for its figures.
+// startCloneSetScenario readies what the workload scenarios need: the namespace with its default
+// ServiceAccount (without which pods are refused), the manager with every node's NodeImage made, a dynamic
+// client and kube-controller-manager's process for its figures.
 func startCloneSetScenario(ctx context.Context, env *Env, namespace string) (dynamic.Interface, Proc, error) {
 	dyn, err := dynamic.NewForConfig(env.Config)
 	if err != nil {
@@ -248,6 +248,26 @@ func startCloneSetScenario(ctx context.Context, env *Env, namespace string) (dyn
 	if err := env.StartManager(ctx); err != nil {
 		return nil, Proc{}, err
 	}
+	if err := awaitEveryNodeImage(ctx, env, dyn); err != nil {
+		return nil, Proc{}, err
+	}
 	kcm, err := env.ControllerManagerProc()
 	return dyn, kcm, err
+}
+
+// awaitEveryNodeImage waits until the manager has made a NodeImage for every node, which it does 30 s after a
+// node is Ready: on a fresh cluster of 200 nodes those writes would otherwise fall into the first runs.
+func awaitEveryNodeImage(ctx context.Context, env *Env, dyn dynamic.Interface) error {
+	env.Logf("waiting for every node's NodeImage")
+	return wait.PollUntilContextTimeout(ctx, time.Second, nodeImagesWait, true, func(ctx context.Context) (bool, error) {
+		nodes, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, err
+		}
+		images, err := dyn.Resource(nodeImagesResource).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, err
+		}
+		return len(images.Items) >= len(nodes.Items), nil
+	})
 }
