@@ -62,6 +62,20 @@ func (p *deploymentPartition) Initialize(ctx context.Context) error {
 	return p.patch(ctx, d, want)
 }
 
+// InitializeBatch hands the Deployment to the Advanced Deployment controller with batch's partition already
+// in place, in one patch.
+func (p *deploymentPartition) InitializeBatch(ctx context.Context, batch Batch) error {
+	d, err := p.get(ctx)
+	if err != nil {
+		return err
+	}
+	want, err := partitionInitializedFor(d, p.target.Owner, batch)
+	if err != nil {
+		return err
+	}
+	return p.patch(ctx, d, want)
+}
+
 // UpgradeBatch raises the partition of the deployment-strategy annotation to the batch's desired updated
 // pods and records the batch's pod labels for the Advanced Deployment controller, in one patch.
 func (p *deploymentPartition) UpgradeBatch(ctx context.Context, batch Batch) error {
@@ -274,6 +288,26 @@ func partitionInitialized(d *appsv1.Deployment, owner metav1.OwnerReference) (*a
 	partitionSetMeta(&want.Annotations, rolloutsv1beta1.BatchReleaseControlAnnotation, ControlInfo(owner))
 	want.Spec.Paused = true
 	want.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	return want, nil
+}
+
+// partitionInitializedFor is partitionInitialized with batch's annotations already written.
+func partitionInitializedFor(d *appsv1.Deployment, owner metav1.OwnerReference, batch Batch) (*appsv1.Deployment, error) {
+	want, err := partitionInitialized(d, owner)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := partitionUpgraded(want, batch)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range changes {
+		if v == "" {
+			delete(want.Annotations, k)
+		} else {
+			partitionSetMeta(&want.Annotations, k, v)
+		}
+	}
 	return want, nil
 }
 

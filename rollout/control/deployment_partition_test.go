@@ -128,6 +128,51 @@ func TestPartitionInitialized(t *testing.T) {
 	}
 }
 
+// TestPartitionInitializedFor freezes a Deployment and raises its partition to the first batch in one change; a
+// release taken up again keeps a partition already beyond the batch, and an aborted mark goes.
+func TestPartitionInitializedFor(t *testing.T) {
+	labels := BatchPodLabels("v2", 0)
+	share := Batch{DesiredUpdated: 5, Share: ptr.To(intstr.FromString("50%")), PodLabels: labels}
+	aborted := released(partitionOwner, "7")
+	aborted.Annotations[ReleaseAbortedAnnotation] = "true"
+	tests := []struct {
+		name         string
+		in           *appsv1.Deployment
+		batch        Batch
+		wantStrategy string
+		wantLabels   string
+	}{
+		{name: "fresh Deployment starts at the batch's share", in: partitionDeployment(), batch: share,
+			wantStrategy: `{"rollingStyle":"Partition","rollingUpdate":` + savedRU + `,"partition":"50%"}`,
+			wantLabels:   EncodeBatchPodLabels(labels)},
+		{name: "a count without a share", in: partitionDeployment(), batch: Batch{DesiredUpdated: 3},
+			wantStrategy: `{"rollingStyle":"Partition","rollingUpdate":` + savedRU + `,"partition":3}`},
+		{name: "again beyond the batch keeps the partition and drops the abort", in: aborted, batch: Batch{DesiredUpdated: 3},
+			wantStrategy: `{"rollingStyle":"Partition","rollingUpdate":` + savedRU + `,"partition":7}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := tt.in.DeepCopy()
+			got, err := partitionInitializedFor(tt.in, partitionOwner, tt.batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantStrategy, got.Annotations[strategyKey]); diff != "" {
+				t.Errorf("strategy annotation (-want +got):\n%s", diff)
+			}
+			if got.Annotations[BatchPodLabelsAnnotation] != tt.wantLabels {
+				t.Errorf("pod labels annotation %q, want %q", got.Annotations[BatchPodLabelsAnnotation], tt.wantLabels)
+			}
+			if _, marked := got.Annotations[ReleaseAbortedAnnotation]; marked {
+				t.Errorf("the aborted mark stayed")
+			}
+			if !got.Spec.Paused || !ControlledBy(got.Annotations, partitionOwner) || !cmp.Equal(before, tt.in) {
+				t.Errorf("not frozen for the release, or the input changed")
+			}
+		})
+	}
+}
+
 func TestPartitionUpgraded(t *testing.T) {
 	batch2 := BatchPodLabels("v2", 1)
 	tests := []struct {

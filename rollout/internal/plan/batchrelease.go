@@ -16,8 +16,10 @@ type BatchAction string
 const (
 	ActionNone       BatchAction = ""
 	ActionInitialize BatchAction = "Initialize"
-	ActionUpgrade    BatchAction = "UpgradeBatch"
-	ActionFinalize   BatchAction = "Finalize"
+	// ActionInitializeBatch is Initialize and the first batch's UpgradeBatch in one write (BatchOnInitialize).
+	ActionInitializeBatch BatchAction = "InitializeBatch"
+	ActionUpgrade         BatchAction = "UpgradeBatch"
+	ActionFinalize        BatchAction = "Finalize"
 )
 
 // VerifyInterval is how often a batch whose pods are not ready yet is looked at again; pod and workload
@@ -44,6 +46,8 @@ type BatchWorld struct {
 	// RollbackInBatch: the BatchRelease carries rollouts.kruise.io/rollback-in-batch "true". Pods already on
 	// the update revision when it starts are then left out of the batches (noNeedUpdateReplicas).
 	RollbackInBatch bool
+	// BatchOnInitialize: the workload's control can start a batch in the write that takes control of it.
+	BatchOnInitialize bool
 	// Workload is nil when the workload is gone.
 	Workload *WorkloadView
 }
@@ -148,6 +152,10 @@ func initializeBatches(d BatchDecision, w BatchWorld) BatchDecision {
 	}
 	d.Action = ActionInitialize
 	d.Event = "initialized: the workload is under release control"
+	if w.BatchOnInitialize {
+		d = upgrade(d, w)
+		d.Action = ActionInitializeBatch
+	}
 	return d
 }
 

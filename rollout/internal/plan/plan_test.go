@@ -297,6 +297,12 @@ func TestPlanBatchRelease(t *testing.T) {
 	}{
 		"new release initializes": {rolloutsv1beta1.BatchReleaseStatus{}, BatchWorld{Plan: p0, Workload: wl(0, 0)},
 			ActionInitialize, 0, rolloutsv1beta1.RolloutPhaseProgressing, 0, rolloutsv1beta1.UpgradingBatchState},
+		"a control that can starts the batch as it initializes": {rolloutsv1beta1.BatchReleaseStatus{},
+			BatchWorld{Plan: p0, BatchOnInitialize: true, Workload: wl(0, 0)},
+			ActionInitializeBatch, 1, rolloutsv1beta1.RolloutPhaseProgressing, 0, rolloutsv1beta1.VerifyingBatchState},
+		"initializing past the first batch starts the partition's": {rolloutsv1beta1.BatchReleaseStatus{},
+			BatchWorld{Plan: p1, BatchOnInitialize: true, Workload: wl(0, 0)},
+			ActionInitializeBatch, 5, rolloutsv1beta1.RolloutPhaseProgressing, 1, rolloutsv1beta1.VerifyingBatchState},
 		"upgrading upgrades": {progressing(0, rolloutsv1beta1.UpgradingBatchState, p0), BatchWorld{Plan: p0, Workload: wl(0, 0)},
 			ActionUpgrade, 1, rolloutsv1beta1.RolloutPhaseProgressing, 0, rolloutsv1beta1.VerifyingBatchState},
 		"verifying waits": {progressing(0, rolloutsv1beta1.VerifyingBatchState, p0), BatchWorld{Plan: p0, Workload: wl(1, 0)},
@@ -482,6 +488,12 @@ func TestBatchReleaseRollbackInBatch(t *testing.T) {
 	p := brPlan(ptr.To[int32](0), "1", "50%", "100%")
 	w := BatchWorld{Now: t0, Plan: p, RollbackInBatch: true,
 		Workload: &WorkloadView{Replicas: 10, Updated: 6, UpdatedReady: 6, StableRevision: "a", UpdateRevision: "a", Consistent: true}}
+	w.BatchOnInitialize = true
+	if d := PlanBatchRelease(rolloutsv1beta1.BatchReleaseStatus{}, w); d.Action != ActionInitializeBatch || d.DesiredUpdated != 7 || d.Unmoved != 6 {
+		t.Errorf("initialize with the batch: %q to %d updated (%d unmoved), want InitializeBatch to 7 (6 left out + 1)",
+			d.Action, d.DesiredUpdated, d.Unmoved)
+	}
+	w.BatchOnInitialize = false
 	d := PlanBatchRelease(rolloutsv1beta1.BatchReleaseStatus{}, w)
 	if d.Action != ActionInitialize || ptr.Deref(d.Status.CanaryStatus.NoNeedUpdateReplicas, -1) != 6 {
 		t.Fatalf("initialize: %q, noNeedUpdateReplicas %v; want Initialize and 6", d.Action, d.Status.CanaryStatus.NoNeedUpdateReplicas)

@@ -209,6 +209,7 @@ func (r *Reconciler) decide(ctx context.Context, br *rolloutsv1beta1.BatchReleas
 		Deleting:        !br.DeletionTimestamp.IsZero(),
 		RollbackInBatch: br.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation] == "true",
 	}
+	_, world.BatchOnInitialize = ctl.(control.BatchInitializer)
 	if info != nil {
 		view, err := r.view(ctx, br, info)
 		if err != nil {
@@ -330,14 +331,11 @@ func (r *Reconciler) act(ctx context.Context, br *rolloutsv1beta1.BatchRelease, 
 	switch d.Action {
 	case plan.ActionInitialize:
 		return ctl.Initialize(ctx)
+	case plan.ActionInitializeBatch:
+		// decide plans this action only for a control that is a BatchInitializer.
+		return ctl.(control.BatchInitializer).InitializeBatch(ctx, batchOf(br, d))
 	case plan.ActionUpgrade:
-		return ctl.UpgradeBatch(ctx, control.Batch{
-			DesiredUpdated: d.DesiredUpdated,
-			Share:          d.Share,
-			Unmoved:        d.Unmoved,
-			PodLabels:      control.BatchPodLabels(br.Spec.ReleasePlan.RolloutID, d.Status.CanaryStatus.CurrentBatch),
-			Abort:          plan.CarriesAbort(br.Spec.ReleasePlan),
-		})
+		return ctl.UpgradeBatch(ctx, batchOf(br, d))
 	case plan.ActionFinalize:
 		done, err := ctl.Finalize(ctx)
 		if err != nil {
@@ -351,6 +349,17 @@ func (r *Reconciler) act(ctx context.Context, br *rolloutsv1beta1.BatchRelease, 
 		}
 	}
 	return nil
+}
+
+// batchOf is what the decision asks of the workload's batch.
+func batchOf(br *rolloutsv1beta1.BatchRelease, d *plan.BatchDecision) control.Batch {
+	return control.Batch{
+		DesiredUpdated: d.DesiredUpdated,
+		Share:          d.Share,
+		Unmoved:        d.Unmoved,
+		PodLabels:      control.BatchPodLabels(br.Spec.ReleasePlan.RolloutID, d.Status.CanaryStatus.CurrentBatch),
+		Abort:          plan.CarriesAbort(br.Spec.ReleasePlan),
+	}
 }
 
 // notObservedRetry is how soon an action waiting for the cache to show the control's own write is retried.
