@@ -669,6 +669,9 @@ func finalisingStepDone(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1
 		plan := releasePlan(w, *sub, true)
 		plan.FinalizingPolicy = FinalizingPolicy(reason)
 		d.Plan = plan
+		// The BatchRelease is deleted with its finalizing plan: it then finalizes, and lets its finalizer go,
+		// in one reconcile, and gone it counts as done like a Completed one (a failure keeps it, Stalled).
+		d.DeleteBatch = w.Batch != nil
 		reportBatchFailure(d, w.Batch)
 		return w.Batch != nil && w.Batch.Completed
 	case rolloutsv1beta1.FinalisingStepReleaseWorkloadControl:

@@ -25,8 +25,10 @@ type sim struct {
 	workload *WorkloadObs
 	plan     *rolloutsv1beta1.ReleasePlan
 	deleting bool
-	gone     bool
-	keep     bool
+	// brDeleted: the BatchRelease was deleted with a finalizing plan; it finalizes and goes by the next reconcile.
+	brDeleted bool
+	gone      bool
+	keep      bool
 	// rib: the Rollout rolls back in batches.
 	rib bool
 	now time.Time
@@ -68,6 +70,9 @@ func (s *sim) batch() *BatchObs {
 
 // reconcile plans once, applies the decision the way the controller does and logs the outcome.
 func (s *sim) reconcile(note string) RolloutDecision {
+	if s.brDeleted {
+		s.plan, s.brDeleted = nil, false
+	}
 	w := RolloutWorld{Now: s.now, Name: "app", Namespace: "apps", Generation: 1, Spec: s.spec, Deleting: s.deleting, Workload: s.workload, Batch: s.batch(), NoTraffic: s.net == nil, KeepPausedOnDelete: s.keep, RollbackInBatch: s.rib, Analysis: s.analysis}
 	if s.net != nil {
 		w.Traffic = s.net.run(s.t, s.now, s.status, s.spec)
@@ -77,9 +82,12 @@ func (s *sim) reconcile(note string) RolloutDecision {
 	}
 	d := PlanRollout(s.status, w)
 	s.status = d.Status
-	if d.DeleteBatch {
+	switch {
+	case d.DeleteBatch && d.Plan != nil:
+		s.plan, s.brDeleted = d.Plan.DeepCopy(), true
+	case d.DeleteBatch:
 		s.plan = nil
-	} else if d.Plan != nil {
+	case d.Plan != nil:
 		s.plan = d.Plan.DeepCopy()
 	}
 	if d.ReleaseWorkload {
@@ -105,6 +113,9 @@ func (s *sim) line(note string, d RolloutDecision) string {
 		}
 	} else if s.plan != nil {
 		br = "release-all/" + string(s.plan.FinalizingPolicy)
+	}
+	if s.brDeleted {
+		br += " deleted"
 	}
 	if d.RemoveFinalizer {
 		br += " (finalizer removed)"

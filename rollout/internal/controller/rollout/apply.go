@@ -66,17 +66,21 @@ func releaseStarted(status rolloutsv1beta1.RolloutStatus) time.Time {
 	return c.LastTransitionTime.Time
 }
 
+// syncBatch writes the decision's plan to the BatchRelease, then deletes it if asked: a BatchRelease deleted
+// with a finalizing plan finalizes by it.
 func (r *Reconciler) syncBatch(ctx context.Context, ro *rolloutsv1beta1.Rollout, br *rolloutsv1beta1.BatchRelease, d *plan.RolloutDecision) error {
+	var err error
 	switch {
-	case d.DeleteBatch && br != nil:
-		return r.deleteBatch(ctx, br)
 	case d.Plan == nil:
-		return nil
 	case br == nil:
 		return r.createBatch(ctx, ro, *d.Plan, batchAnnotations(ro, d.Status))
 	default:
-		return r.updateBatch(ctx, ro, br, *d.Plan, batchAnnotations(ro, d.Status))
+		err = r.updateBatch(ctx, ro, br, *d.Plan, batchAnnotations(ro, d.Status))
 	}
+	if err != nil || !d.DeleteBatch || br == nil {
+		return err
+	}
+	return r.deleteBatch(ctx, br)
 }
 
 // createBatch creates the BatchRelease with the finalizer its controller would otherwise add by a patch of its
