@@ -112,7 +112,9 @@ func TestScaleStampsBatchLabels(t *testing.T) {
 	}
 }
 
-// scaleFixture is a paused Deployment of 4 replicas in a new namespace, and a Reconciler writing directly.
+// scaleFixture is a paused Deployment of 4 replicas in a new namespace, and a Reconciler writing directly. An
+// active sibling ReplicaSet, its replica annotations current, keeps kube-controller-manager from scaling a
+// test's ReplicaSet while it is the lone active one (its sync of a paused Deployment scales that one to 4).
 func scaleFixture(t *testing.T, namespace string) (client.Client, *appsv1.Deployment, *Reconciler) {
 	t.Helper()
 	managertest.RequireCluster(t, clusterConfig)
@@ -120,6 +122,11 @@ func scaleFixture(t *testing.T, namespace string) (client.Client, *appsv1.Deploy
 	d := demoDeployment(newNamespace(t, c, namespace), "web", 4)
 	d.Spec.Paused = true
 	if err := c.Create(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	sibling := newReplicaSet(d, nil, Step{To: 1}, Plan{DesiredReplicas: 4, MaxReplicas: 4})
+	sibling.Name += "-sibling"
+	if err := c.Create(t.Context(), sibling); err != nil {
 		t.Fatal(err)
 	}
 	return c, d, &Reconciler{Deps: reconcilerdeps.Deps{Client: c, Recorder: events.NewFakeRecorder(10)}}
