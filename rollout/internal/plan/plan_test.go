@@ -541,6 +541,36 @@ func TestBatchFailureStallsFinalising(t *testing.T) {
 	}
 }
 
+// TestReleaseEndsOnceTheWorkloadSettled: with its BatchRelease gone, a release ends only once the workload's
+// controller has observed the resumed workload, so that Healthy carries the generation scripts wait for.
+func TestReleaseEndsOnceTheWorkloadSettled(t *testing.T) {
+	s := newSim(t, withPause(replicas("1"), 0), replicas("100%"))
+	s.reconcile("created")
+	s.release("v2")
+	for i := 0; i < 10 && s.status.GetSubStatus().FinalisingStep != rolloutsv1beta1.FinalisingStepResumeWorkload; i++ {
+		s.reconcile("rolling")
+	}
+	resumed := *s.workload
+	resumed.Generation, resumed.Consistent = s.workload.Generation+1, false
+	w := RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Workload: &resumed, NoTraffic: true}
+	d := PlanRollout(s.status, w)
+	if got := d.Status.GetSubStatus().FinalisingStep; d.Status.Phase != rolloutsv1beta1.RolloutPhaseProgressing ||
+		got != rolloutsv1beta1.FinalisingStepResumeWorkload {
+		t.Fatalf("workload not observed yet: %s at %q, want Progressing at %s", d.Status.Phase, got, rolloutsv1beta1.FinalisingStepResumeWorkload)
+	}
+	resumed.Consistent = true
+	d = PlanRollout(d.Status, w)
+	if d.Status.Phase != rolloutsv1beta1.RolloutPhaseHealthy || d.Status.GetSubStatus().ObservedWorkloadGeneration != resumed.Generation {
+		t.Errorf("workload observed: %s with workload generation %d, want Healthy with %d", d.Status.Phase,
+			d.Status.GetSubStatus().ObservedWorkloadGeneration, resumed.Generation)
+	}
+	resumed.Consistent = false
+	if d := PlanRollout(s.status, RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Workload: &resumed, NoTraffic: true,
+		Deleting: true}); !d.RemoveFinalizer {
+		t.Errorf("a Rollout being deleted waited for the workload's controller")
+	}
+}
+
 // A Rollout whose first reconcile finds its workload already marked for a release (the template changed
 // before the Rollout had a status) must release that revision through its steps: the revision was never
 // released, so the mark is not one left behind.
