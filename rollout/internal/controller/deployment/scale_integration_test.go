@@ -55,8 +55,12 @@ func TestScaleTestsTheSizeNotTheVersion(t *testing.T) {
 			if *got.Spec.Replicas != tc.wantSize {
 				t.Errorf("spec.replicas %d, want %d", *got.Spec.Replicas, tc.wantSize)
 			}
-			if tc.wantWrite && (got.Annotations[maxReplicasAnnotation] != "5" || written.ResourceVersion != got.ResourceVersion) {
-				t.Errorf("annotations %v, resourceVersion %s (written) against %s", got.Annotations, written.ResourceVersion, got.ResourceVersion)
+			// kube-controller-manager writes the ReplicaSet too (its status, its revision annotation), so the object
+			// returned is checked against the version it replaced rather than against a later read.
+			if tc.wantWrite && (got.Annotations[maxReplicasAnnotation] != "5" || written.ResourceVersion == rs.ResourceVersion ||
+				*written.Spec.Replicas != tc.wantSize) {
+				t.Errorf("annotations %v; written: resourceVersion %s (replaced %s), %d replicas", got.Annotations,
+					written.ResourceVersion, rs.ResourceVersion, *written.Spec.Replicas)
 			}
 		})
 	}
