@@ -515,7 +515,9 @@ func TestBatchReleaseRollbackInBatch(t *testing.T) {
 
 // A BatchRelease that reports itself Stalled while it releases the workload stalls the Rollout's finalising
 // too, with its message; once the condition is gone, finalising goes on.
-func TestBatchFailureStallsFinalising(t *testing.T) {
+// simResuming is a two-step release run to its ResumeWorkload finalising step.
+func simResuming(t *testing.T) *sim {
+	t.Helper()
 	s := newSim(t, withPause(replicas("1"), 0), replicas("100%"))
 	s.reconcile("created")
 	s.release("v2")
@@ -525,6 +527,11 @@ func TestBatchFailureStallsFinalising(t *testing.T) {
 	if got := s.status.GetSubStatus().FinalisingStep; got != rolloutsv1beta1.FinalisingStepResumeWorkload {
 		t.Fatalf("finalising step = %q, want %s", got, rolloutsv1beta1.FinalisingStepResumeWorkload)
 	}
+	return s
+}
+
+func TestBatchFailureStallsFinalising(t *testing.T) {
+	s := simResuming(t)
 	w := RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Workload: s.workload, NoTraffic: true,
 		Batch: &BatchObs{Failure: "waited 31s: replica sets not observed"}}
 	d := PlanRollout(s.status, w)
@@ -544,19 +551,15 @@ func TestBatchFailureStallsFinalising(t *testing.T) {
 // TestReleaseEndsOnceTheWorkloadSettled: with its BatchRelease gone, a release ends only once the workload's
 // controller has observed the resumed workload, so that Healthy carries the generation scripts wait for.
 func TestReleaseEndsOnceTheWorkloadSettled(t *testing.T) {
-	s := newSim(t, withPause(replicas("1"), 0), replicas("100%"))
-	s.reconcile("created")
-	s.release("v2")
-	for i := 0; i < 10 && s.status.GetSubStatus().FinalisingStep != rolloutsv1beta1.FinalisingStepResumeWorkload; i++ {
-		s.reconcile("rolling")
-	}
+	s := simResuming(t)
 	resumed := *s.workload
 	resumed.Generation, resumed.Consistent = s.workload.Generation+1, false
 	w := RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Workload: &resumed, NoTraffic: true}
 	d := PlanRollout(s.status, w)
 	if got := d.Status.GetSubStatus().FinalisingStep; d.Status.Phase != rolloutsv1beta1.RolloutPhaseProgressing ||
-		got != rolloutsv1beta1.FinalisingStepResumeWorkload {
-		t.Fatalf("workload not observed yet: %s at %q, want Progressing at %s", d.Status.Phase, got, rolloutsv1beta1.FinalisingStepResumeWorkload)
+		got != rolloutsv1beta1.FinalisingStepResumeWorkload || d.RequeueAfter == 0 {
+		t.Fatalf("workload not observed yet: %s at %q, requeue after %v; want Progressing at %s, looked at again",
+			d.Status.Phase, got, d.RequeueAfter, rolloutsv1beta1.FinalisingStepResumeWorkload)
 	}
 	resumed.Consistent = true
 	d = PlanRollout(d.Status, w)

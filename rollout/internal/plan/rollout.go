@@ -659,7 +659,7 @@ func finalisingStepDone(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1
 			return true
 		case w.Batch == nil && !marked:
 			// No release holds the workload.
-			return settled(w, reason)
+			return settled(d, w, reason)
 		}
 		// The workload webhook keeps a marked workload frozen, so the mark goes before anything resumes it: in
 		// the same reconcile (ReleaseWorkload), before the BatchRelease is given its finalizing plan or created
@@ -676,7 +676,7 @@ func finalisingStepDone(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1
 		return w.Batch != nil && w.Batch.Completed
 	case rolloutsv1beta1.FinalisingStepReleaseWorkloadControl:
 		d.DeleteBatch = w.Batch != nil
-		return w.Batch == nil && settled(w, reason)
+		return w.Batch == nil && settled(d, w, reason)
 	default:
 		// Service and route steps: nothing to restore when the Rollout routes no traffic.
 		return w.NoTraffic || w.TrafficUnavailable || trafficSettled(d, w, 0, TrafficTaskKind(sub.FinalisingStep))
@@ -685,9 +685,14 @@ func finalisingStepDone(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1
 
 // settled: the workload's controller has observed what releasing it changed (a resumed Deployment's new
 // generation), so that the status that ends the release records that generation, which scripts wait for, in
-// the same write. A Rollout being deleted does not wait for it.
-func settled(w RolloutWorld, reason string) bool {
-	return reason == rolloutsv1beta1.FinaliseReasonDelete || w.Workload == nil || w.Workload.Consistent
+// the same write. A Rollout being deleted does not wait for it. Until then the Rollout looks again after
+// workloadSettleInterval, though the workload's status update usually wakes it first.
+func settled(d *RolloutDecision, w RolloutWorld, reason string) bool {
+	if reason == rolloutsv1beta1.FinaliseReasonDelete || w.Workload == nil || w.Workload.Consistent {
+		return true
+	}
+	d.RequeueAfter = Soonest(d.RequeueAfter, workloadSettleInterval)
+	return false
 }
 
 // reportBatchFailure shows a BatchRelease's Stalled condition, if any, as the Rollout's message and Stalled.
