@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -280,14 +281,19 @@ func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease
 	if err != nil {
 		return r.fail(ctx, br, actionName(d.Action), err)
 	}
-	d.Status.Conditions = plan.RemoveCondition(d.Status.Conditions, plan.ConditionStalled)
-	if d.Event != "" {
+	if d.Event != "" && !ofRollout(br) {
 		r.Recorder.Eventf(br, nil, corev1.EventTypeNormal, "Progressing", actionName(d.Action), "%s", d.Event)
 	}
 	if releasing(br, d.Status) {
 		// The object goes with its finalizer: a last status write would be read by no one.
 		return r.releaseFinalizer(ctx, br)
 	}
+	if ofRollout(br) && !br.DeletionTimestamp.IsZero() && plan.GetCondition(br.Status.Conditions, plan.ConditionStalled) == nil {
+		// Its Rollout only waits for it to go: progress on the way out would be read by no one. A failure is
+		// still written (fail), and so is the write that clears it.
+		return nil
+	}
+	d.Status.Conditions = plan.RemoveCondition(d.Status.Conditions, plan.ConditionStalled)
 	if wait := r.counted.Hold(br.UID, countersOnly(br.Status, d.Status), r.Clock.Now()); wait > 0 {
 		d.RequeueAfter = plan.Soonest(d.RequeueAfter, wait)
 		return nil
@@ -299,6 +305,13 @@ func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease
 		r.Metrics.BatchReady()
 	}
 	return nil
+}
+
+// ofRollout: a Rollout created br and records each transition of its release, so br records only Warning
+// events; a BatchRelease created by hand records Normal ones too.
+func ofRollout(br *rolloutsv1beta1.BatchRelease) bool {
+	owner := metav1.GetControllerOfNoCopy(br)
+	return owner != nil && owner.Kind == "Rollout" && strings.HasPrefix(owner.APIVersion, rolloutsv1beta1.GroupVersion.Group+"/")
 }
 
 // actionName is the event action of a decision; the API requires one, and a decision that only observed

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -127,5 +128,82 @@ func TestWaitingForTheWorkloadsControllerStallsAfterPatience(t *testing.T) {
 	ctl.observed = true
 	if got := finalize(); plan.GetCondition(got.Status.Conditions, plan.ConditionStalled) != nil {
 		t.Errorf("Stalled stays after the wait ended: %+v", got.Status.Conditions)
+	}
+}
+
+// rollingOutControl is a workload still rolling out when its release lets go: Finalize waits, without error.
+type rollingOutControl struct{ control.WorkloadControl }
+
+func (rollingOutControl) Finalize(context.Context) (bool, error) { return false, nil }
+
+// A BatchRelease its Rollout created leaves the Normal events to its Rollout, and on its way out writes no
+// progress (its Rollout only waits for it to go), but still clears a Stalled condition; one created by hand
+// reports both.
+func TestABatchReleaseOfARolloutLeavesProgressToItsRollout(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := rolloutsv1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	ro := metav1.OwnerReference{APIVersion: rolloutsv1beta1.GroupVersion.String(), Kind: "Rollout", Name: "web", UID: "r",
+		Controller: ptr.To(true)}
+	stalled := []rolloutsv1beta1.RolloutCondition{{Type: plan.ConditionStalled, Status: "True", Reason: ReasonWorkloadNotObserved}}
+	for _, tc := range []struct {
+		name                   string
+		owned, deleting, stall bool
+		wantEvent, wantWrite   bool
+	}{
+		{name: "by hand, releasing", wantEvent: true, wantWrite: true},
+		{name: "by hand, on its way out", deleting: true, wantEvent: true, wantWrite: true},
+		{name: "of a Rollout, releasing", owned: true, wantWrite: true},
+		{name: "of a Rollout, on its way out", owned: true, deleting: true},
+		{name: "of a Rollout, on its way out, Stalled", owned: true, deleting: true, stall: true, wantWrite: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			br := &rolloutsv1beta1.BatchRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "u",
+				Finalizers: []string{rolloutsv1beta1.BatchReleaseFinalizer}}}
+			if tc.owned {
+				br.OwnerReferences = []metav1.OwnerReference{ro}
+			}
+			if tc.deleting {
+				br.DeletionTimestamp = &now
+			}
+			br.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
+			if tc.stall {
+				br.Status.Conditions = stalled
+			}
+			writes := 0
+			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(br).WithStatusSubresource(br).
+				WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string,
+					obj client.Object, opts ...client.SubResourceUpdateOption) error {
+					writes++
+					return c.SubResource(sub).Update(ctx, obj, opts...)
+				}}).Build()
+			read := &rolloutsv1beta1.BatchRelease{}
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(br), read); err != nil {
+				t.Fatal(err)
+			}
+			rec := events.NewFakeRecorder(10)
+			r := &Reconciler{Client: c, Clock: clock.RealClock{}, Recorder: rec}
+			st := read.Status.DeepCopy()
+			st.Phase = rolloutsv1beta1.RolloutPhaseFinalizing
+			d := &plan.BatchDecision{Action: plan.ActionFinalize, Status: *st, Event: "finalizing: releasing the workload"}
+			if err := r.apply(t.Context(), read, rollingOutControl{}, d); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(rec.Events) > 0; got != tc.wantEvent {
+				t.Errorf("Normal event recorded: %v, want %v", got, tc.wantEvent)
+			}
+			if got := writes > 0; got != tc.wantWrite {
+				t.Fatalf("status written: %v, want %v", got, tc.wantWrite)
+			}
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(br), read); err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantWrite && (read.Status.Phase != rolloutsv1beta1.RolloutPhaseFinalizing ||
+				plan.GetCondition(read.Status.Conditions, plan.ConditionStalled) != nil) {
+				t.Errorf("status written as %s with conditions %+v, want Finalizing without Stalled", read.Status.Phase, read.Status.Conditions)
+			}
+		})
 	}
 }
