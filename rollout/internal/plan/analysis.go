@@ -100,6 +100,11 @@ func runFailure(step int32, run RunObs) string {
 	return fmt.Sprintf("analysis of step %d (AnalysisRun %s) ended %s", step, run.Name, run.Phase)
 }
 
+// mayHold: an analysis may hold step when its batch is ready (a run gates it, or one runs in the background).
+func (a *AnalysisObs) mayHold(step int32) bool {
+	return a != nil && (a.Background || slices.Contains(a.Gated, step))
+}
+
 // Gates are the steps' gates for the step machine. A background run that failed (onFailure Pause) or was
 // inconclusive holds every step not still measuring, so each waits for a person.
 func (a *AnalysisObs) Gates(steps int) map[int32]Gate {

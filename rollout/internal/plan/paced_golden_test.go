@@ -111,12 +111,16 @@ func TestPaceBatches(t *testing.T) {
 		return &BatchObs{Plan: rolloutsv1beta1.ReleasePlan{BatchPartition: ptr.To(carried)}, Batch: b, Observed: observed}
 	}
 	for name, tc := range map[string]struct {
-		pause   *int32
-		paused  bool
-		traffic bool
-		batch   *BatchObs
-		want    int32
+		pause    *int32
+		paused   bool
+		traffic  bool
+		analysis *AnalysisObs
+		batch    *BatchObs
+		want     int32
 	}{
+		"an analysis of the step waits":             {pause: zero, analysis: &AnalysisObs{Gated: []int32{1}}, batch: at(0, 0, true), want: 0},
+		"a background analysis waits":               {pause: zero, analysis: &AnalysisObs{Background: true}, batch: at(0, 0, true), want: 0},
+		"an analysis of another step leads":         {pause: zero, analysis: &AnalysisObs{Gated: []int32{2}}, batch: at(0, 0, true), want: 1},
 		"pause 0 leads":                             {pause: zero, batch: at(0, 0, true), want: 1},
 		"a lead not yet observed is kept":           {pause: zero, batch: at(1, 0, false), want: 1},
 		"no lead before the BR is at the step":      {pause: zero, batch: at(0, 0, false), want: 0},
@@ -130,7 +134,7 @@ func TestPaceBatches(t *testing.T) {
 	} {
 		spec := rolloutsv1beta1.RolloutSpec{Strategy: rolloutsv1beta1.RolloutStrategy{
 			Paused: tc.paused, Canary: &rolloutsv1beta1.CanaryStrategy{Steps: steps(tc.pause)}}}
-		w := RolloutWorld{Spec: spec, Batch: tc.batch, NoTraffic: !tc.traffic}
+		w := RolloutWorld{Spec: spec, Batch: tc.batch, NoTraffic: !tc.traffic, Analysis: tc.analysis}
 		sub := rolloutsv1beta1.CommonStatus{CurrentStepIndex: 1}
 		d := &RolloutDecision{Plan: releasePlan(w, sub, false)}
 		if tc.batch.Plan.Batches == nil {

@@ -503,7 +503,8 @@ func rollSteps(d *RolloutDecision, w RolloutWorld, sub *rolloutsv1beta1.CommonSt
 // partition, where the BatchRelease's status, the Rollout's patch of it and the partition follow one another
 // otherwise. The BatchRelease runs one batch ahead of the Rollout's step at most, and only under the plan it
 // already carries, partition aside. A batch it has started is never taken back (by a pause, an edited pause
-// or plan): it is in flight, as a batch the Rollout had started would be. A step jump still moves it.
+// or plan): it is in flight, as a batch the Rollout had started would be. A step jump still moves it. A
+// BatchRelease is never created leading: it would start at the partition, skipping the batch before it.
 func paceBatches(d *RolloutDecision, w RolloutWorld, lead bool) {
 	p, b := d.Plan, w.Batch
 	if !w.NoTraffic || p == nil || p.BatchPartition == nil || b == nil || b.Plan.BatchPartition == nil {
@@ -520,13 +521,13 @@ func paceBatches(d *RolloutDecision, w RolloutWorld, lead bool) {
 	}
 }
 
-// mayLead: the current step of a partition-style release goes on to the next at once (pause 0) and the
-// Rollout is not paused. (Pacing applies only to a Rollout that routes no traffic.)
+// mayLead: the current step of a partition-style release goes on to the next at once (pause 0), no analysis
+// may hold it, and the Rollout is not paused. (Pacing applies only to a Rollout that routes no traffic.)
 func mayLead(w RolloutWorld, sub rolloutsv1beta1.CommonStatus) bool {
 	s := w.Spec.Strategy
 	steps := s.GetSteps()
 	step, ok := stepAt(steps, sub.CurrentStepIndex)
-	return ok && int(sub.CurrentStepIndex) < len(steps) && !s.Paused &&
+	return ok && int(sub.CurrentStepIndex) < len(steps) && !s.Paused && !w.Analysis.mayHold(sub.CurrentStepIndex) &&
 		s.GetRollingStyle() == rolloutsv1beta1.PartitionRollingStyle &&
 		step.Pause.Duration != nil && *step.Pause.Duration == 0
 }
