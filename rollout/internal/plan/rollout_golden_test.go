@@ -81,6 +81,10 @@ func (s *sim) reconcile(note string) RolloutDecision {
 		w.Workload = nil
 	}
 	d := PlanRollout(s.status, w)
+	if s.net != nil {
+		// As the controller does.
+		d = ChainTraffic(d, w, func(st rolloutsv1beta1.RolloutStatus) *TrafficObs { return s.net.run(s.t, s.now, st, s.spec) })
+	}
 	s.status = d.Status
 	switch {
 	case d.DeleteBatch && d.Plan != nil:

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"time"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
@@ -170,4 +171,40 @@ func Soonest(current, d time.Duration) time.Duration {
 		return d
 	}
 	return current
+}
+
+// ChainTraffic plans again, as the next reconcile would, after running at once (run) the traffic task a
+// finalising decision moves to, for as long as each such task finds the network as it wants it: restoring a
+// network that is already restored (a last step that routed nothing did it) then costs one status write and
+// one reconcile, not one per step. A task that changes something, or fails, ends the chain, and its step
+// waits for the next reconcile as before. Only finalising steps chain: each restores towards the stable
+// network, so a task run before its step is recorded is harmless should the status write never happen.
+func ChainTraffic(d RolloutDecision, w RolloutWorld, run func(rolloutsv1beta1.RolloutStatus) *TrafficObs) RolloutDecision {
+	for range maxTransitions {
+		if !chainable(d, w) {
+			return d
+		}
+		obs := run(d.Status)
+		if obs == nil {
+			return d
+		}
+		// A task that changed something or failed is planned on as the next reconcile would (a grace period,
+		// a failure reported), and chains no further: the world has run the task its step asks for.
+		w.Traffic = obs
+		next := PlanRollout(d.Status, w)
+		next.Events = slices.Concat(d.Events, next.Events)
+		d = next
+	}
+	return d
+}
+
+// chainable: d moves to a finalising step whose traffic task the world has not run yet, and asks for nothing
+// else that the next reconcile would observe (a BatchRelease write, the end of the release).
+func chainable(d RolloutDecision, w RolloutWorld) bool {
+	sub := d.Status.GetSubStatus()
+	if sub == nil || sub.FinalisingStep == "" || d.waiting || d.Plan != nil || d.DeleteBatch || d.RemoveFinalizer || d.Finished != "" {
+		return false
+	}
+	task, ok, err := PlanTraffic(d.Status, w.Spec)
+	return ok && err == nil && (w.Traffic == nil || w.Traffic.Task.Kind != task.Kind || w.Traffic.Task.Step != task.Step)
 }

@@ -177,6 +177,12 @@ func TestGoldenABTestThenBatches(t *testing.T) {
 	s.approve()
 	s.reconcile("approved")
 	s.reconcile("step 3 cleared")
+	// The network is restored already: the finalising steps that restore it find nothing to do, and the one
+	// reconcile that ends the last step reaches the workload's release.
+	if d := s.later("last step ends"); d.Status.CanaryStatus.FinalisingStep != rolloutsv1beta1.FinalisingStepResumeWorkload || d.Plan == nil {
+		t.Fatalf("finalising step %q with plan %v, want %s with the finalizing plan", d.Status.CanaryStatus.FinalisingStep, d.Plan,
+			rolloutsv1beta1.FinalisingStepResumeWorkload)
+	}
 	s.finish()
 	s.golden("ab-test")
 }

@@ -177,7 +177,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	d := plan.PlanRollout(ro.Status, obs.world)
+	d := plan.ChainTraffic(plan.PlanRollout(ro.Status, obs.world), obs.world, func(st rolloutsv1beta1.RolloutStatus) *plan.TrafficObs {
+		staged := *ro
+		staged.Status = st
+		return r.runTraffic(ctx, &staged, obs.workload)
+	})
 	logDecision(ctx, ro, obs.world, d)
 	if err := r.apply(ctx, ro, obs, &d); err != nil {
 		return reconcileutil.RetryConflicts(err)
