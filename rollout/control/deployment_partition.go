@@ -308,7 +308,31 @@ func partitionInitializedFor(d *appsv1.Deployment, owner metav1.OwnerReference, 
 			partitionSetMeta(&want.Annotations, k, v)
 		}
 	}
-	return want, nil
+	return want, firstExtraStatus(want)
+}
+
+// firstExtraStatus gives a Deployment taken over without an extra status the one the Advanced Deployment
+// controller would write first (the pods its partition puts on the new template, none of them ready yet), so
+// that the write taking it over carries it: one write fewer per release. The controller rewrites it if its
+// own count differs.
+func firstExtraStatus(d *appsv1.Deployment) error {
+	if _, ok := d.Annotations[rolloutsv1beta1.DeploymentExtraStatusAnnotation]; ok {
+		return nil
+	}
+	s, _, err := DeploymentStrategyFrom(d.Annotations)
+	if err != nil {
+		return err
+	}
+	target, err := PartitionedReplicas(s.Partition, partitionReplicasOf(d))
+	if err != nil || target == 0 {
+		return err
+	}
+	raw, err := json.Marshal(rolloutsv1beta1.DeploymentExtraStatus{ExpectedUpdatedReplicas: target})
+	if err != nil {
+		return err
+	}
+	partitionSetMeta(&d.Annotations, rolloutsv1beta1.DeploymentExtraStatusAnnotation, string(raw))
+	return nil
 }
 
 // partitionUpgraded are the annotations to change for batch: the partition raised to its desired updated pods

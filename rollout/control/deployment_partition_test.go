@@ -141,14 +141,21 @@ func TestPartitionInitializedFor(t *testing.T) {
 		batch        Batch
 		wantStrategy string
 		wantLabels   string
+		wantExtra    string
 	}{
 		{name: "fresh Deployment starts at the batch's share", in: partitionDeployment(), batch: share,
 			wantStrategy: `{"rollingStyle":"Partition","rollingUpdate":` + savedRU + `,"partition":"50%"}`,
-			wantLabels:   EncodeBatchPodLabels(labels)},
+			wantLabels:   EncodeBatchPodLabels(labels), wantExtra: `{"expectedUpdatedReplicas":5}`},
 		{name: "a count without a share", in: partitionDeployment(), batch: Batch{DesiredUpdated: 3},
-			wantStrategy: `{"rollingStyle":"Partition","rollingUpdate":` + savedRU + `,"partition":3}`},
+			wantStrategy: `{"rollingStyle":"Partition","rollingUpdate":` + savedRU + `,"partition":3}`,
+			wantExtra:    `{"expectedUpdatedReplicas":3}`},
 		{name: "again beyond the batch keeps the partition and drops the abort", in: aborted, batch: Batch{DesiredUpdated: 3},
-			wantStrategy: `{"rollingStyle":"Partition","rollingUpdate":` + savedRU + `,"partition":7}`},
+			wantStrategy: `{"rollingStyle":"Partition","rollingUpdate":` + savedRU + `,"partition":7}`,
+			wantExtra:    `{"expectedUpdatedReplicas":1}`}, // the fixture's, kept
+		{name: "an extra status written is the controller's", in: withExtraStatus(partitionDeployment(), `{"updatedReadyReplicas":2}`),
+			batch:        Batch{DesiredUpdated: 3},
+			wantStrategy: `{"rollingStyle":"Partition","rollingUpdate":` + savedRU + `,"partition":3}`,
+			wantExtra:    `{"updatedReadyReplicas":2}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,6 +166,9 @@ func TestPartitionInitializedFor(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantStrategy, got.Annotations[strategyKey]); diff != "" {
 				t.Errorf("strategy annotation (-want +got):\n%s", diff)
+			}
+			if got.Annotations[extraStatusKey] != tt.wantExtra {
+				t.Errorf("extra status %q, want %q", got.Annotations[extraStatusKey], tt.wantExtra)
 			}
 			if got.Annotations[BatchPodLabelsAnnotation] != tt.wantLabels {
 				t.Errorf("pod labels annotation %q, want %q", got.Annotations[BatchPodLabelsAnnotation], tt.wantLabels)
@@ -171,6 +181,13 @@ func TestPartitionInitializedFor(t *testing.T) {
 			}
 		})
 	}
+}
+
+const extraStatusKey = rolloutsv1beta1.DeploymentExtraStatusAnnotation
+
+func withExtraStatus(d *appsv1.Deployment, s string) *appsv1.Deployment {
+	d.Annotations[extraStatusKey] = s
+	return d
 }
 
 func TestPartitionUpgraded(t *testing.T) {
