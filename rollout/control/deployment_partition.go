@@ -149,10 +149,64 @@ func (p *deploymentPartition) Finalize(ctx context.Context) (bool, error) {
 		}
 	}
 	want := partitionFinalized(d, p.target)
-	if err := p.patch(ctx, d, want); err != nil {
+	if err := p.release(ctx, d, want); err != nil {
 		return false, err
 	}
 	return partitionFinalizeDone(want, p.target) || partitionRolledOut(d, sets), nil
+}
+
+// release sends Finalize's change as a JSON patch that first tests the release's control-info as read. Like a
+// resourceVersion guard, it never undoes a newer release's Initialize (whose control-info names another
+// BatchRelease); unlike one, it does not lose to a write that touched nothing of the release, such as the
+// Rollout taking its in-progressing mark off in the same moment. A Deployment without control-info, or a
+// change beyond the fields a release sets, is patched under its resourceVersion.
+func (p *deploymentPartition) release(ctx context.Context, d, want *appsv1.Deployment) error {
+	info, controlled := d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation]
+	ops, ok := releaseOps(d, want)
+	if !controlled || !ok || len(ops) == 0 {
+		return p.patch(ctx, d, want)
+	}
+	test := map[string]any{"op": "test", "path": AnnotationPath(rolloutsv1beta1.BatchReleaseControlAnnotation), "value": info}
+	if err := patchJSON(ctx, p.client, appsv1.Resource("deployments"), d, append([]map[string]any{test}, ops...)); err != nil {
+		return fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	return nil
+}
+
+// releaseOps are the JSON patch operations that turn d into want, which differs from d at most in the fields
+// a release sets (annotations, labels, spec.paused and spec.strategy); ok is false when it differs elsewhere.
+func releaseOps(d, want *appsv1.Deployment) (ops []map[string]any, ok bool) {
+	covered := d.DeepCopy()
+	covered.Annotations, covered.Labels = want.Annotations, want.Labels
+	covered.Spec.Paused, covered.Spec.Strategy = want.Spec.Paused, want.Spec.Strategy
+	if !equality.Semantic.DeepEqual(covered, want) || (d.Labels == nil && len(want.Labels) > 0) {
+		// A label added to a Deployment without labels needs the map itself added: a release adds none.
+		return nil, false
+	}
+	ops = append(metaOps("/metadata/annotations/", d.Annotations, want.Annotations), metaOps("/metadata/labels/", d.Labels, want.Labels)...)
+	if d.Spec.Paused != want.Spec.Paused {
+		ops = append(ops, map[string]any{"op": "add", "path": "/spec/paused", "value": want.Spec.Paused})
+	}
+	if !equality.Semantic.DeepEqual(d.Spec.Strategy, want.Spec.Strategy) {
+		ops = append(ops, map[string]any{"op": "add", "path": "/spec/strategy", "value": want.Spec.Strategy})
+	}
+	return ops, true
+}
+
+// metaOps turn the map from into to, each key under prefix (a JSON pointer ending in "/"): removed, or set.
+func metaOps(prefix string, from, to map[string]string) []map[string]any {
+	var ops []map[string]any
+	for _, k := range slices.Sorted(maps.Keys(from)) {
+		if _, kept := to[k]; !kept {
+			ops = append(ops, map[string]any{"op": "remove", "path": prefix + escapeJSONPointer(k)})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(to)) {
+		if v, had := from[k]; !had || v != to[k] {
+			ops = append(ops, map[string]any{"op": "add", "path": prefix + escapeJSONPointer(k), "value": to[k]})
+		}
+	}
+	return ops
 }
 
 // unstamp makes sure kube-controller-manager sees no batch labels on d's ReplicaSets when d resumes: it takes

@@ -166,6 +166,69 @@ func TestDeploymentPartitionFinalizeUnstamps(t *testing.T) {
 	}
 }
 
+// TestDeploymentPartitionFinalizeFromAStaleRead resumes a Deployment read before the Rollout took its
+// in-progressing mark off (the two writes come in the same moment), and refuses one read before another
+// release took the Deployment over.
+func TestDeploymentPartitionFinalizeFromAStaleRead(t *testing.T) {
+	managertest.RequireCluster(t, clusterConfig)
+	t.Parallel()
+	c := directClient(t)
+	d := blueGreenDeployment(managertest.Namespace(t, c, "control-it"))
+	d.Spec.Replicas = ptr.To[int32](0)
+	d.Annotations = map[string]string{rolloutsv1beta1.InProgressingAnnotation: `{"rolloutName":"web"}`}
+	if err := c.Create(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := partitionTarget(d.Namespace, d.Name), partitionTarget(d.Namespace, d.Name)
+	initialize := func(target control.Target) {
+		t.Helper()
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			return control.NewDeploymentPartition(c, target).Initialize(t.Context())
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Finalize from a fixed read, once kube-controller-manager has observed the ReplicaSets it lists live.
+	finalize := func(stale *appsv1.Deployment, target control.Target) error {
+		t.Helper()
+		var err error
+		eventually(t, "Finalize past the wait for the ReplicaSet controller", func(ctx context.Context) (bool, error) {
+			_, err = control.NewDeploymentPartition(staleReads{c, stale}, target).Finalize(ctx)
+			return !errors.Is(err, control.ErrNotObserved), nil
+		})
+		return err
+	}
+	initialize(ours)
+	read(t, c, d)
+	stale := d.DeepCopy()
+	unmark := []byte(`{"metadata":{"annotations":{"` + rolloutsv1beta1.InProgressingAnnotation + `":null}}}`)
+	if err := c.Patch(t.Context(), d.DeepCopy(), client.RawPatch(types.MergePatchType, unmark)); err != nil {
+		t.Fatal(err)
+	}
+	if err := finalize(stale, ours); err != nil {
+		t.Fatalf("Finalize from a read before the mark went: %v", err)
+	}
+	read(t, c, d)
+	_, marked := d.Annotations[rolloutsv1beta1.InProgressingAnnotation]
+	if d.Spec.Paused || marked || control.ControlledBy(d.Annotations, ours.Owner) {
+		t.Fatalf("after Finalize: paused %v, marked %v, controlled %v; want resumed, unmarked, released", d.Spec.Paused, marked,
+			control.ControlledBy(d.Annotations, ours.Owner))
+	}
+
+	initialize(ours)
+	read(t, c, d)
+	stale = d.DeepCopy()
+	initialize(theirs)
+	if err := finalize(stale, ours); !apierrors.IsConflict(err) {
+		t.Fatalf("Finalize from a read before another release took over: %v, want a conflict", err)
+	}
+	read(t, c, d)
+	if !d.Spec.Paused || !control.ControlledBy(d.Annotations, theirs.Owner) {
+		t.Errorf("the other release's Deployment: paused %v, controlled by it %v; want both", d.Spec.Paused,
+			control.ControlledBy(d.Annotations, theirs.Owner))
+	}
+}
+
 // stampedRelease is a Deployment under a partition-style release of a new template whose new ReplicaSet the
 // Advanced Deployment controller created stamped with the first batch's pod labels.
 func stampedRelease(t *testing.T, c client.Client) (control.Target, *appsv1.Deployment, *appsv1.ReplicaSet) {

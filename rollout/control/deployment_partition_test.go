@@ -2,12 +2,14 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -300,7 +302,61 @@ func TestPartitionFinalized(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("finalized (-want +got):\n%s", diff)
 			}
+			assertReleaseOps(t, tt.in, got)
 		})
+	}
+}
+
+// assertReleaseOps: the JSON patch Finalize sends turns d into want.
+func assertReleaseOps(t *testing.T, d, want *appsv1.Deployment) {
+	t.Helper()
+	ops, ok := releaseOps(d, want)
+	if !ok {
+		t.Fatal("a finalized Deployment differs beyond the fields a release sets")
+	}
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := jsonpatch.DecodePatch(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patched, err := patch.Apply(from)
+	if err != nil {
+		t.Fatalf("applying %s: %v", raw, err)
+	}
+	got := &appsv1.Deployment{}
+	if err := json.Unmarshal(patched, got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(normalized(want), normalized(got)); diff != "" {
+		t.Errorf("patched by %s (-want +got):\n%s", raw, diff)
+	}
+}
+
+// normalized reads an empty map as none, as the API server's JSON does.
+func normalized(d *appsv1.Deployment) *appsv1.Deployment {
+	d = d.DeepCopy()
+	if len(d.Labels) == 0 {
+		d.Labels = nil
+	}
+	if len(d.Annotations) == 0 {
+		d.Annotations = nil
+	}
+	return d
+}
+
+func TestReleaseOpsOnlyForWhatAReleaseSets(t *testing.T) {
+	d := released(partitionOwner, "10")
+	want := partitionFinalized(d, Target{Owner: partitionOwner})
+	want.Spec.Template.Labels = map[string]string{"changed": "true"}
+	if _, ok := releaseOps(d, want); ok {
+		t.Error("a template change went into the release's JSON patch")
 	}
 }
 
