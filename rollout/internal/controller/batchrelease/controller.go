@@ -288,9 +288,8 @@ func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease
 		// The object goes with its finalizer: a last status write would be read by no one.
 		return r.releaseFinalizer(ctx, br)
 	}
-	if ofRollout(br) && !br.DeletionTimestamp.IsZero() && plan.GetCondition(br.Status.Conditions, plan.ConditionStalled) == nil {
-		// Its Rollout only waits for it to go: progress on the way out would be read by no one. A failure is
-		// still written (fail), and so is the write that clears it.
+	if leaving(br) && plan.GetCondition(br.Status.Conditions, plan.ConditionStalled) == nil {
+		// A failure is still written (fail), and so is the write that clears it.
 		return nil
 	}
 	d.Status.Conditions = plan.RemoveCondition(d.Status.Conditions, plan.ConditionStalled)
@@ -312,6 +311,13 @@ func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease
 func ofRollout(br *rolloutsv1beta1.BatchRelease) bool {
 	owner := metav1.GetControllerOfNoCopy(br)
 	return owner != nil && owner.Kind == "Rollout" && strings.HasPrefix(owner.APIVersion, rolloutsv1beta1.GroupVersion.Group+"/")
+}
+
+// leaving: br is a Rollout's, and deleted or given its finalizing plan (no batch partition). Its Rollout deletes
+// it with that plan and waits for it to go, so its progress from then on would be read by no one; written,
+// it would mostly meet a conflict with the deletion.
+func leaving(br *rolloutsv1beta1.BatchRelease) bool {
+	return ofRollout(br) && (!br.DeletionTimestamp.IsZero() || br.Spec.ReleasePlan.BatchPartition == nil)
 }
 
 // actionName is the event action of a decision; the API requires one, and a decision that only observed

@@ -136,9 +136,9 @@ type rollingOutControl struct{ control.WorkloadControl }
 
 func (rollingOutControl) Finalize(context.Context) (bool, error) { return false, nil }
 
-// A BatchRelease its Rollout created leaves the Normal events to its Rollout, and on its way out writes no
-// progress (its Rollout only waits for it to go), but still clears a Stalled condition; one created by hand
-// reports both.
+// A BatchRelease its Rollout created leaves the Normal events to its Rollout, and once given its finalizing plan
+// or deleted writes no progress (its Rollout only waits for it to go), but still clears a Stalled condition;
+// one created by hand reports both.
 func TestABatchReleaseOfARolloutLeavesProgressToItsRollout(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := rolloutsv1beta1.AddToScheme(scheme); err != nil {
@@ -149,13 +149,15 @@ func TestABatchReleaseOfARolloutLeavesProgressToItsRollout(t *testing.T) {
 		Controller: ptr.To(true)}
 	stalled := []rolloutsv1beta1.RolloutCondition{{Type: plan.ConditionStalled, Status: "True", Reason: ReasonWorkloadNotObserved}}
 	for _, tc := range []struct {
-		name                   string
-		owned, deleting, stall bool
-		wantEvent, wantWrite   bool
+		name                               string
+		owned, finalizing, deleting, stall bool
+		wantEvent, wantWrite               bool
 	}{
 		{name: "by hand, releasing", wantEvent: true, wantWrite: true},
+		{name: "by hand, finalizing", finalizing: true, wantEvent: true, wantWrite: true},
 		{name: "by hand, on its way out", deleting: true, wantEvent: true, wantWrite: true},
 		{name: "of a Rollout, releasing", owned: true, wantWrite: true},
+		{name: "of a Rollout, given its finalizing plan", owned: true, finalizing: true},
 		{name: "of a Rollout, on its way out", owned: true, deleting: true},
 		{name: "of a Rollout, on its way out, Stalled", owned: true, deleting: true, stall: true, wantWrite: true},
 	} {
@@ -167,6 +169,9 @@ func TestABatchReleaseOfARolloutLeavesProgressToItsRollout(t *testing.T) {
 			}
 			if tc.deleting {
 				br.DeletionTimestamp = &now
+			}
+			if !tc.finalizing {
+				br.Spec.ReleasePlan.BatchPartition = ptr.To[int32](0)
 			}
 			br.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
 			if tc.stall {
