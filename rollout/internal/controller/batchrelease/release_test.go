@@ -34,17 +34,7 @@ func TestReleasedBatchReleaseGoesWithoutAStatusWrite(t *testing.T) {
 	br := &rolloutsv1beta1.BatchRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "u",
 		Finalizers: []string{rolloutsv1beta1.BatchReleaseFinalizer}, DeletionTimestamp: &now}}
 	br.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
-	statusWrites := 0
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(br).WithStatusSubresource(br).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string,
-			obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			statusWrites++
-			return c.SubResource(sub).Update(ctx, obj, opts...)
-		}}).Build()
-	read := &rolloutsv1beta1.BatchRelease{}
-	if err := c.Get(context.Background(), client.ObjectKeyFromObject(br), read); err != nil {
-		t.Fatal(err)
-	}
+	c, read, statusWrites := countedStatusWrites(t, scheme, br)
 	stale := read.DeepCopy()
 	r := &Reconciler{Client: c, Clock: clock.RealClock{}, Recorder: events.NewFakeRecorder(10)}
 	d := &plan.BatchDecision{Status: plan.Completed(read.Status)}
@@ -55,12 +45,29 @@ func TestReleasedBatchReleaseGoesWithoutAStatusWrite(t *testing.T) {
 	if !apierrors.IsNotFound(err) {
 		t.Fatalf("BatchRelease still there after its finalizer went: %v", err)
 	}
-	if statusWrites != 0 {
-		t.Errorf("%d status writes to a BatchRelease on its way out", statusWrites)
+	if *statusWrites != 0 {
+		t.Errorf("%d status writes to a BatchRelease on its way out", *statusWrites)
 	}
 	if !r.written.Stale(stale) {
 		t.Error("the version the finalizer removal replaced is not recorded: a cache behind would remove it again")
 	}
+}
+
+// countedStatusWrites is a fake client holding br that counts its status writes, and br as read from it.
+func countedStatusWrites(t *testing.T, scheme *runtime.Scheme, br *rolloutsv1beta1.BatchRelease) (client.Client, *rolloutsv1beta1.BatchRelease, *int) {
+	t.Helper()
+	writes := new(int)
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(br).WithStatusSubresource(br).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string,
+			obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			*writes++
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		}}).Build()
+	read := &rolloutsv1beta1.BatchRelease{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(br), read); err != nil {
+		t.Fatal(err)
+	}
+	return c, read, writes
 }
 
 // unobservedControl is a workload whose controller never observes the release's writes: Finalize always
@@ -177,17 +184,7 @@ func TestABatchReleaseOfARolloutLeavesProgressToItsRollout(t *testing.T) {
 			if tc.stall {
 				br.Status.Conditions = stalled
 			}
-			writes := 0
-			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(br).WithStatusSubresource(br).
-				WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string,
-					obj client.Object, opts ...client.SubResourceUpdateOption) error {
-					writes++
-					return c.SubResource(sub).Update(ctx, obj, opts...)
-				}}).Build()
-			read := &rolloutsv1beta1.BatchRelease{}
-			if err := c.Get(t.Context(), client.ObjectKeyFromObject(br), read); err != nil {
-				t.Fatal(err)
-			}
+			c, read, writes := countedStatusWrites(t, scheme, br)
 			rec := events.NewFakeRecorder(10)
 			r := &Reconciler{Client: c, Clock: clock.RealClock{}, Recorder: rec}
 			st := read.Status.DeepCopy()
@@ -199,7 +196,7 @@ func TestABatchReleaseOfARolloutLeavesProgressToItsRollout(t *testing.T) {
 			if got := len(rec.Events) > 0; got != tc.wantEvent {
 				t.Errorf("Normal event recorded: %v, want %v", got, tc.wantEvent)
 			}
-			if got := writes > 0; got != tc.wantWrite {
+			if got := *writes > 0; got != tc.wantWrite {
 				t.Fatalf("status written: %v, want %v", got, tc.wantWrite)
 			}
 			if err := c.Get(t.Context(), client.ObjectKeyFromObject(br), read); err != nil {
