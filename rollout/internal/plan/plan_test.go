@@ -513,8 +513,6 @@ func TestBatchReleaseRollbackInBatch(t *testing.T) {
 	}
 }
 
-// A BatchRelease that reports itself Stalled while it releases the workload stalls the Rollout's finalising
-// too, with its message; once the condition is gone, finalising goes on.
 // simResuming is a two-step release run to its ResumeWorkload finalising step.
 func simResuming(t *testing.T) *sim {
 	t.Helper()
@@ -530,6 +528,8 @@ func simResuming(t *testing.T) *sim {
 	return s
 }
 
+// A BatchRelease that reports itself Stalled while it releases the workload stalls the Rollout's finalising
+// too, with its message; once the condition is gone, finalising goes on.
 func TestBatchFailureStallsFinalising(t *testing.T) {
 	s := simResuming(t)
 	w := RolloutWorld{Now: s.now, Generation: 1, Spec: s.spec, Workload: s.workload, NoTraffic: true,
