@@ -111,23 +111,36 @@ func PatchControlledAnnotations(ctx context.Context, c client.Client, d *appsv1.
 	for _, k := range append([]string{rolloutsv1beta1.BatchReleaseControlAnnotation}, guards...) {
 		ops = append(ops, map[string]any{"op": "test", "path": AnnotationPath(k), "value": d.Annotations[k]})
 	}
-	for _, k := range slices.Sorted(maps.Keys(values)) {
-		if values[k] != "" {
-			ops = append(ops, map[string]any{"op": "add", "path": AnnotationPath(k), "value": values[k]})
-		} else if _, ok := d.Annotations[k]; ok {
-			ops = append(ops, map[string]any{"op": "remove", "path": AnnotationPath(k)})
-		}
-	}
+	ops = append(ops, metaOps(annotationsPath, d.Annotations, withValues(d.Annotations, values))...)
 	if err := patchJSON(ctx, c, appsv1.Resource("deployments"), d, ops); err != nil {
 		return fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	return nil
 }
 
+// annotationsPath is the JSON pointer prefix of a key of an object's annotations.
+const annotationsPath = "/metadata/annotations/"
+
 // AnnotationPath is the JSON pointer (RFC 6901) of an annotation, for JSON patches: "~" and "/" in the key
 // are escaped.
 func AnnotationPath(key string) string {
-	return "/metadata/annotations/" + escapeJSONPointer(key)
+	return annotationsPath + escapeJSONPointer(key)
+}
+
+// withValues is a copy of m with values set in it, an empty value removing its key.
+func withValues(m, values map[string]string) map[string]string {
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range values {
+		if v == "" {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Finalize gives the Deployment back to kube-controller-manager.
@@ -183,7 +196,7 @@ func releaseOps(d, want *appsv1.Deployment) (ops []map[string]any, ok bool) {
 		// A label added to a Deployment without labels needs the map itself added: a release adds none.
 		return nil, false
 	}
-	ops = append(metaOps("/metadata/annotations/", d.Annotations, want.Annotations), metaOps("/metadata/labels/", d.Labels, want.Labels)...)
+	ops = append(metaOps(annotationsPath, d.Annotations, want.Annotations), metaOps("/metadata/labels/", d.Labels, want.Labels)...)
 	if d.Spec.Paused != want.Spec.Paused {
 		ops = append(ops, map[string]any{"op": "add", "path": "/spec/paused", "value": want.Spec.Paused})
 	}
@@ -355,13 +368,7 @@ func partitionInitializedFor(d *appsv1.Deployment, owner metav1.OwnerReference, 
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range changes {
-		if v == "" {
-			delete(want.Annotations, k)
-		} else {
-			partitionSetMeta(&want.Annotations, k, v)
-		}
-	}
+	want.Annotations = withValues(want.Annotations, changes)
 	return want, firstExtraStatus(want)
 }
 
