@@ -59,6 +59,10 @@ type Reconciler struct {
 	counted reconcileutil.ProgressWrites
 	// unobservedSince holds when each release began waiting for its workload's controller to observe a write.
 	unobservedSince reconcileutil.Timestamps[types.UID]
+	// released holds the leaving releases (leaving) that handed their workload back: their Completed status
+	// is not written, and their deletion must not finalize again from a cache that does not show the
+	// workload released yet (the patch would fail its control-info test, and be retried).
+	released reconcileutil.Timestamps[types.UID]
 	// waits spare a release the pod events of a batch that cannot be ready yet.
 	waits readyWaits
 	// watches watches the custom workload kinds BatchReleases name, once set up.
@@ -150,6 +154,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !br.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
 		r.counted.Forget(br.UID)
 		r.unobservedSince.Forget(br.UID)
+		r.released.Forget(br.UID)
 		r.waits.forget(br.UID)
 		return reconcile.Result{}, nil
 	}
@@ -168,6 +173,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		r.Recorder.Eventf(br, nil, corev1.EventTypeWarning, "UnsupportedWorkload", "Reconcile", "%v", err)
 		return reconcile.Result{}, reconcile.TerminalError(err)
+	}
+	if !r.released.Last(br.UID).IsZero() {
+		br.Status = plan.Completed(br.Status)
 	}
 	d, err := r.decide(ctx, br, ctl)
 	if err != nil {
@@ -290,6 +298,9 @@ func (r *Reconciler) apply(ctx context.Context, br *rolloutsv1beta1.BatchRelease
 	}
 	if leaving(br) && plan.GetCondition(br.Status.Conditions, plan.ConditionStalled) == nil {
 		// A failure is still written (fail), and so is the write that clears it.
+		if d.Status.Phase == rolloutsv1beta1.RolloutPhaseCompleted {
+			r.released.Mark(br.UID, r.Clock.Now())
+		}
 		return nil
 	}
 	d.Status.Conditions = plan.RemoveCondition(d.Status.Conditions, plan.ConditionStalled)

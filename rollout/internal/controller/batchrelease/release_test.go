@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
@@ -207,5 +208,57 @@ func TestABatchReleaseOfARolloutLeavesProgressToItsRollout(t *testing.T) {
 				t.Errorf("status written as %s with conditions %+v, want Finalizing without Stalled", read.Status.Phase, read.Status.Conditions)
 			}
 		})
+	}
+}
+
+// finalizeCounter is a workload handed back at the first Finalize, whose cache never shows it: each Finalize
+// is counted, and each would send its patch again.
+type finalizeCounter struct {
+	control.WorkloadControl
+	finalized int
+}
+
+func (f *finalizeCounter) Read(context.Context) (*control.WorkloadInfo, error) {
+	return &control.WorkloadInfo{Replicas: 10, UpdatedReplicas: 10, UpdatedReadyReplicas: 10, Consistent: true}, nil
+}
+
+func (f *finalizeCounter) Finalize(context.Context) (bool, error) {
+	f.finalized++
+	return true, nil
+}
+
+// A Rollout's BatchRelease given its finalizing plan hands its workload back without writing Completed; its
+// deletion then lets it go without finalizing the workload a second time.
+func TestALeavingBatchReleaseFinalizesOnce(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := rolloutsv1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	br := &rolloutsv1beta1.BatchRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "u",
+		Finalizers: []string{rolloutsv1beta1.BatchReleaseFinalizer},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: rolloutsv1beta1.GroupVersion.String(), Kind: "Rollout",
+			Name: "web", UID: "r", Controller: ptr.To(true)}}}}
+	br.Spec.WorkloadRef = rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+	br.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
+	c, _, writes := countedStatusWrites(t, scheme, br)
+	wl := &finalizeCounter{}
+	controls := control.NewRegistry()
+	controls.RegisterFallback(func(client.Client, control.Target) control.WorkloadControl { return wl })
+	r := &Reconciler{Client: c, Controls: controls, Clock: clock.RealClock{}, Recorder: events.NewFakeRecorder(10)}
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(br)}
+	if _, err := r.Reconcile(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(t.Context(), br); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Reconcile(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if wl.finalized != 1 || *writes != 0 {
+		t.Errorf("workload finalized %d times with %d status writes, want once and none", wl.finalized, *writes)
+	}
+	if err := c.Get(t.Context(), req.NamespacedName, &rolloutsv1beta1.BatchRelease{}); !apierrors.IsNotFound(err) {
+		t.Errorf("BatchRelease still there after its deletion: %v", err)
 	}
 }
