@@ -19,10 +19,18 @@ var fleetCounters = []counterSpec{
 // fleetQueues are the work queues whose depth and wait a fleet release reports.
 var fleetQueues = []string{"rollout-controller", "batchrelease-controller"}
 
-// queueFigures are the work queues' deepest moment and mean wait over a run.
+// queueFigures are the work queues' deepest moment, mean wait and mean reconcile time over a run.
 type queueFigures struct {
-	maxDepth map[string]float64
-	meanWait map[string]time.Duration
+	maxDepth  map[string]float64
+	meanWait  map[string]time.Duration
+	meanTaken map[string]time.Duration
+}
+
+// queueHistograms are the histograms whose mean over a run a queue reports: its wait, and its reconciles' time
+// (how long a worker is held).
+var queueHistograms = []struct{ metric, label string }{
+	{"workqueue_queue_duration_seconds", "name"},
+	{"controller_runtime_reconcile_time_seconds", "controller"},
 }
 
 type queueSampler struct {
@@ -30,7 +38,7 @@ type queueSampler struct {
 	done    chan struct{}
 	mu      sync.Mutex
 	figures queueFigures
-	first   map[string][2]float64 // the wait histogram's sum and count at the first reading
+	first   map[string][2]float64 // queueHistograms' sums and counts at the first reading, by histogram and queue
 	last    map[string][2]float64
 }
 
@@ -38,8 +46,8 @@ type queueSampler struct {
 // fifth reading, so that a run's log shows the queues over time.
 func sampleQueues(ctx context.Context, env *Env) *queueSampler {
 	ctx, cancel := context.WithCancel(ctx)
-	q := &queueSampler{cancel: cancel, done: make(chan struct{}),
-		figures: queueFigures{maxDepth: map[string]float64{}, meanWait: map[string]time.Duration{}}}
+	q := &queueSampler{cancel: cancel, done: make(chan struct{}), figures: queueFigures{
+		maxDepth: map[string]float64{}, meanWait: map[string]time.Duration{}, meanTaken: map[string]time.Duration{}}}
 	go q.run(ctx, env)
 	return q
 }
@@ -63,21 +71,24 @@ func (q *queueSampler) run(ctx context.Context, env *Env) {
 func (q *queueSampler) read(samples []Sample, log bool, env *Env) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	waits := map[string][2]float64{}
+	sums := map[string][2]float64{}
 	line := ""
 	for _, name := range fleetQueues {
 		depth := sumCounter(samples, counterSpec{Metric: "workqueue_depth", Labels: map[string]string{"name": name}})
 		q.figures.maxDepth[name] = max(q.figures.maxDepth[name], depth)
-		waits[name] = [2]float64{
-			sumCounter(samples, counterSpec{Metric: "workqueue_queue_duration_seconds_sum", Labels: map[string]string{"name": name}}),
-			sumCounter(samples, counterSpec{Metric: "workqueue_queue_duration_seconds_count", Labels: map[string]string{"name": name}}),
+		for _, h := range queueHistograms {
+			labels := map[string]string{h.label: name}
+			sums[h.metric+"/"+name] = [2]float64{
+				sumCounter(samples, counterSpec{Metric: h.metric + "_sum", Labels: labels}),
+				sumCounter(samples, counterSpec{Metric: h.metric + "_count", Labels: labels}),
+			}
 		}
 		line += fmt.Sprintf(" %s %.0f", name, depth)
 	}
 	if q.first == nil {
-		q.first = waits
+		q.first = sums
 	}
-	q.last = waits
+	q.last = sums
 	if log {
 		env.Logf("work queue depth:%s", line)
 	}
@@ -90,12 +101,19 @@ func (q *queueSampler) stop() queueFigures {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, name := range fleetQueues {
-		sum, count := q.last[name][0]-q.first[name][0], q.last[name][1]-q.first[name][1]
-		if count > 0 {
-			q.figures.meanWait[name] = time.Duration(sum / count * float64(time.Second))
-		}
+		q.figures.meanWait[name] = q.mean(queueHistograms[0].metric + "/" + name)
+		q.figures.meanTaken[name] = q.mean(queueHistograms[1].metric + "/" + name)
 	}
 	return q.figures
+}
+
+// mean is a histogram's mean between the first reading and the last (0 without observations).
+func (q *queueSampler) mean(key string) time.Duration {
+	sum, count := q.last[key][0]-q.first[key][0], q.last[key][1]-q.first[key][1]
+	if count <= 0 {
+		return 0
+	}
+	return time.Duration(sum / count * float64(time.Second))
 }
 
 func addFleetReleaseMetrics(res *Result, native, release fleetRun) {
@@ -153,6 +171,8 @@ func addFleetCounters(res *Result, release fleetRun) {
 	}
 	for _, name := range fleetQueues {
 		res.Add(Metric{Name: "work queue " + name + ": deepest", Unit: UnitCount, Value: release.queues.maxDepth[name]},
-			Metric{Name: "work queue " + name + ": mean wait", Unit: UnitSeconds, Value: release.queues.meanWait[name].Seconds()})
+			Metric{Name: "work queue " + name + ": mean wait", Unit: UnitSeconds, Value: release.queues.meanWait[name].Seconds()},
+			Metric{Name: "work queue " + name + ": mean reconcile", Unit: UnitSeconds, Value: release.queues.meanTaken[name].Seconds(),
+				Note: "how long a reconcile holds a worker"})
 	}
 }
