@@ -49,17 +49,45 @@ type NetworkChanges = Timestamps[types.UID]
 // status says (a batch ready, a phase, a condition) is written at once, so the wait delays no decision.
 const ProgressInterval = 5 * time.Second
 
-// ProgressWrites spaces, per object, the writes that only report progress to one per ProgressInterval.
+// ProgressBudget is how many progress-only writes a second a controller spends on all its objects together. With
+// more objects in motion than ProgressInterval allows at that rate, each one's interval grows (a thousand
+// releases at once: 50 s each): at fleet scale those writes, each waking every watcher, otherwise took the API
+// server from the releases themselves.
+const ProgressBudget = 20
+
+// inMotion is how recent an object's last write must be for it to count as in motion.
+const inMotion = time.Minute
+
+// ProgressWrites spaces, per object, the writes that only report progress to one per interval (Interval).
 type ProgressWrites struct {
 	Timestamps[types.UID]
+	// moving is the number of objects in motion, counted at countedAt.
+	moving    int
+	countedAt time.Time
 }
 
 // Hold returns how long a write of the object with uid must wait: zero unless it only reports progress
-// (progressOnly) and the last write marked was less than ProgressInterval ago.
+// (progressOnly) and the last write marked was less than an interval ago.
 func (p *ProgressWrites) Hold(uid types.UID, progressOnly bool, now time.Time) time.Duration {
 	last := p.Last(uid)
 	if !progressOnly || last.IsZero() {
 		return 0
 	}
-	return max(last.Add(ProgressInterval).Sub(now), 0)
+	return max(last.Add(p.Interval(now)).Sub(now), 0)
+}
+
+// Interval is ProgressInterval, stretched so that the objects in motion (a write marked within inMotion)
+// share ProgressBudget writes a second. They are counted at most once a second.
+func (p *ProgressWrites) Interval(now time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.countedAt.IsZero() || now.Sub(p.countedAt) >= time.Second {
+		p.moving, p.countedAt = 0, now
+		for _, at := range p.last {
+			if now.Sub(at) < inMotion {
+				p.moving++
+			}
+		}
+	}
+	return max(ProgressInterval, time.Duration(p.moving)*time.Second/ProgressBudget)
 }
