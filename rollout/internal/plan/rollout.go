@@ -264,9 +264,11 @@ func planEnabled(d *RolloutDecision, w RolloutWorld) {
 	}
 }
 
-// workloadSettleInterval is how soon a Rollout looks again at a workload whose controller lags behind;
-// the workload's status update usually wakes it first.
-const workloadSettleInterval = time.Second
+// workloadSettleInterval is how soon a Rollout looks again at a workload whose controller lags behind, should
+// the workload's status update not wake it first (it does for every workload the Rollout controller watches).
+// Polled every second, a thousand Rollouts waiting for a busy kube-controller-manager made a third of their
+// reconciles.
+const workloadSettleInterval = 5 * time.Second
 
 // waitForWorkload keeps everything as it is, conditions included, until the workload's status is current
 // again: the lag is short and routine, and reporting it would cost a status write each way.

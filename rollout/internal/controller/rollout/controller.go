@@ -138,8 +138,26 @@ func (r *Reconciler) rolloutsOf(kind string) handler.EventHandler {
 		for _, ro := range list.Items {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ro)})
 		}
-		return out
+		return append(out, r.rolloutOfRelease(ctx, obj)...)
 	})
+}
+
+// rolloutOfRelease maps a workload a BatchRelease controls (a canary Deployment) to that release's Rollout, which
+// waits for the workload's controller to observe it.
+func (r *Reconciler) rolloutOfRelease(ctx context.Context, obj client.Object) []reconcile.Request {
+	owner := metav1.GetControllerOfNoCopy(obj)
+	if owner == nil || owner.Kind != "BatchRelease" {
+		return nil
+	}
+	br := &rolloutsv1beta1.BatchRelease{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: owner.Name}, br); err != nil {
+		return nil
+	}
+	ro := metav1.GetControllerOfNoCopy(br)
+	if ro == nil || ro.Kind != "Rollout" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: ro.Name}}}
 }
 
 // WorkloadRefIndex indexes Rollouts by the kind and name of their workload (WorkloadRefKey).
