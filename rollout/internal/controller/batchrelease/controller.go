@@ -392,8 +392,19 @@ func batchOf(br *rolloutsv1beta1.BatchRelease, d *plan.BatchDecision) control.Ba
 	}
 }
 
-// notObservedRetry is how soon an action waiting for the cache to show the control's own write is retried.
-const notObservedRetry = 200 * time.Millisecond
+// notObservedRetry is how soon an action waiting for the cache to show the control's own write is retried at
+// first; the retry then backs off to a quarter of the time waited, up to notObservedRetryMax: what it waits for
+// (a ReplicaSet's observedGeneration) wakes no release, and a thousand releases waiting on a busy
+// kube-controller-manager polled it five times a second each.
+const (
+	notObservedRetry    = 200 * time.Millisecond
+	notObservedRetryMax = 5 * time.Second
+)
+
+// observedRetry is how soon to look again after waiting waited for an observation.
+func observedRetry(waited time.Duration) time.Duration {
+	return min(max(waited/4, notObservedRetry), notObservedRetryMax)
+}
 
 // NotObservedPatience is how long a release waits, without a word, for a workload's controller to observe a
 // write: kube-controller-manager takes milliseconds, so a longer wait means that controller is not running.
@@ -407,13 +418,14 @@ const ReasonWorkloadNotObserved = "WorkloadNotObserved"
 // NotObservedPatience it says so once, with a Warning event and a Stalled condition (which the Rollout shows),
 // and keeps waiting: the condition goes with the first action that succeeds.
 func (r *Reconciler) awaitObserved(ctx context.Context, br *rolloutsv1beta1.BatchRelease, d *plan.BatchDecision, err error) error {
-	d.RequeueAfter = notObservedRetry
 	now := r.Clock.Now()
 	since := r.unobservedSince.Last(br.UID)
 	if since.IsZero() {
+		d.RequeueAfter = notObservedRetry
 		r.unobservedSince.Mark(br.UID, now)
 		return nil
 	}
+	d.RequeueAfter = observedRetry(now.Sub(since))
 	if now.Sub(since) < NotObservedPatience || stalledFor(br, ReasonWorkloadNotObserved) {
 		return nil
 	}

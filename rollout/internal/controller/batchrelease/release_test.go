@@ -262,3 +262,18 @@ func TestALeavingBatchReleaseFinalizesOnce(t *testing.T) {
 		t.Errorf("BatchRelease still there after its deletion: %v", err)
 	}
 }
+
+// A release waiting for its workload's controller looks again soon at first, then less often the longer it waits.
+func TestObservedRetryBacksOff(t *testing.T) {
+	for _, tc := range []struct{ waited, want time.Duration }{
+		{0, notObservedRetry},
+		{time.Second, 250 * time.Millisecond},
+		{8 * time.Second, 2 * time.Second},
+		{NotObservedPatience, notObservedRetryMax},
+		{time.Hour, notObservedRetryMax},
+	} {
+		if got := observedRetry(tc.waited); got != tc.want {
+			t.Errorf("after waiting %v: retry in %v, want %v", tc.waited, got, tc.want)
+		}
+	}
+}
