@@ -334,8 +334,8 @@ func TestCloneSetClustersHoldTheirPods(t *testing.T) {
 			t.Errorf("%s: cluster %+v cannot hold %d pods", s.Name, size, clonesetReplicas)
 		}
 	}
-	if !slices.Equal(scaleOrder, []string{kindReplicaSet, kindCloneSet, kindGatedReplicaSet, kindCloneSet, kindReplicaSet}) {
-		t.Errorf("scale order %v is not A B C B A", scaleOrder)
+	if !slices.Equal(scaleOrder, []string{kindGatedReplicaSet, kindCloneSet, kindReplicaSet, kindCloneSet, kindGatedReplicaSet}) {
+		t.Errorf("scale order %v is not C B A B C", scaleOrder)
 	}
 }
 
