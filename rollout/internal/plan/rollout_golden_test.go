@@ -70,25 +70,6 @@ func (s *sim) batch() *BatchObs {
 
 // reconcile plans once, applies the decision the way the controller does and logs the outcome.
 func (s *sim) reconcile(note string) RolloutDecision {
-	d, _ := s.decide()
-	s.status = d.Status
-	switch {
-	case d.DeleteBatch && d.Plan != nil:
-		s.plan, s.brDeleted = d.Plan.DeepCopy(), true
-	case d.DeleteBatch:
-		s.plan = nil
-	case d.Plan != nil:
-		s.plan = d.Plan.DeepCopy()
-	}
-	if d.ReleaseWorkload {
-		s.workload.InProgressing = false
-	}
-	s.log = append(s.log, s.line(note, d))
-	return d
-}
-
-// decide observes the world, running the status's traffic task, and plans as the controller does.
-func (s *sim) decide() (RolloutDecision, RolloutWorld) {
 	if s.brDeleted {
 		s.plan, s.brDeleted = nil, false
 	}
@@ -104,7 +85,20 @@ func (s *sim) decide() (RolloutDecision, RolloutWorld) {
 		// As the controller does.
 		d = ChainTraffic(d, w, func(st rolloutsv1beta1.RolloutStatus) *TrafficObs { return s.net.run(s.t, s.now, st, s.spec) })
 	}
-	return d, w
+	s.status = d.Status
+	switch {
+	case d.DeleteBatch && d.Plan != nil:
+		s.plan, s.brDeleted = d.Plan.DeepCopy(), true
+	case d.DeleteBatch:
+		s.plan = nil
+	case d.Plan != nil:
+		s.plan = d.Plan.DeepCopy()
+	}
+	if d.ReleaseWorkload {
+		s.workload.InProgressing = false
+	}
+	s.log = append(s.log, s.line(note, d))
+	return d
 }
 
 func (s *sim) line(note string, d RolloutDecision) string {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
@@ -44,45 +43,5 @@ func TestStaleVersionsExpire(t *testing.T) {
 	s.Record("other", "1")
 	if _, kept := s.replaced["gone"]; kept || len(s.replaced) != 1 {
 		t.Errorf("entries after a later write: %v; the expired one must be forgotten", s.replaced)
-	}
-}
-
-func TestStaleVersionsEcho(t *testing.T) {
-	ro := func(rv string) *rolloutsv1beta1.Rollout {
-		return &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: rv}}
-	}
-	var s StaleVersions
-	s.Record("u1", "1")
-	if s.Echo(ro("2")) {
-		t.Error("a write that was not settled has no echo to drop")
-	}
-	s.RecordSettled("u1", "1", "2")
-	if !s.Echo(ro("2")) || s.Echo(ro("3")) {
-		t.Error("only the version the settled write made is its echo")
-	}
-	if !s.Stale(ro("1")) || s.Echo(ro("2")) {
-		t.Error("once a reconcile found the cache stale, it waits for the write's event: not an echo")
-	}
-	s.RecordSettled("u1", "2", "4")
-	if s.Stale(ro("4")) || s.Echo(ro("4")) {
-		t.Error("a reconcile that read the written version ends the expectation")
-	}
-}
-
-func TestDropEchoes(t *testing.T) {
-	var s StaleVersions
-	s.RecordSettled("u1", "1", "2")
-	update := func(rv string) event.UpdateEvent {
-		return event.UpdateEvent{
-			ObjectOld: &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "1"}},
-			ObjectNew: &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: rv}},
-		}
-	}
-	p := s.DropEchoes()
-	if p.Update(update("2")) {
-		t.Error("the echo of a settled write passed")
-	}
-	if !p.Update(update("3")) {
-		t.Error("another writer's version was dropped")
 	}
 }

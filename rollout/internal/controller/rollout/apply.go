@@ -34,7 +34,7 @@ func (r *Reconciler) apply(ctx context.Context, ro *rolloutsv1beta1.Rollout, obs
 		d.RequeueAfter = plan.Soonest(d.RequeueAfter, wait)
 		d.Status = ro.Status
 	}
-	if err := r.patchStatus(ctx, ro, d.Status, plan.Settled(*d, obs.world)); err != nil {
+	if err := r.patchStatus(ctx, ro, d.Status); err != nil {
 		return err
 	}
 	if err := r.syncTrafficRoutingRef(ctx, ro, d.Status); err != nil {
@@ -153,10 +153,8 @@ func setAnnotation(obj metav1.Object, key, value string) {
 }
 
 // patchStatus writes status; an approval or step jump patched since the read makes
-// the write fail and the reconcile start again from what the user wrote. The watch event of a settled
-// write (plan.Settled) does not wake the Rollout again: with a thousand Rollouts releasing, each reconcile
-// that finds nothing to do delays every other Rollout's next step in the queue.
-func (r *Reconciler) patchStatus(ctx context.Context, ro *rolloutsv1beta1.Rollout, st rolloutsv1beta1.RolloutStatus, settled bool) error {
+// the write fail and the reconcile start again from what the user wrote.
+func (r *Reconciler) patchStatus(ctx context.Context, ro *rolloutsv1beta1.Rollout, st rolloutsv1beta1.RolloutStatus) error {
 	if equality.Semantic.DeepEqual(ro.Status, st) {
 		return nil
 	}
@@ -167,11 +165,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, ro *rolloutsv1beta1.Rollou
 	if err := r.Client.Status().Update(ctx, ro); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
-	if settled {
-		r.written.RecordSettled(ro.UID, replaced, ro.ResourceVersion)
-	} else {
-		r.written.Record(ro.UID, replaced)
-	}
+	r.written.Record(ro.UID, replaced)
 	r.progress.Mark(ro.UID, r.Clock.Now())
 	return nil
 }

@@ -82,7 +82,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	b := builder.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
-		For(&rolloutsv1beta1.Rollout{}, builder.WithPredicates(r.written.DropEchoes())).
+		For(&rolloutsv1beta1.Rollout{}).
 		Owns(&rolloutsv1beta1.BatchRelease{}).
 		Watches(&appsv1.Deployment{}, r.rolloutsOf("Deployment"), builder.WithPredicates(deploymentChanged)).
 		Watches(&appsv1.StatefulSet{}, r.rolloutsOf("StatefulSet")).
