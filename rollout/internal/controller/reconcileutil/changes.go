@@ -58,7 +58,7 @@ const ProgressBudget = 20
 // inMotion is how recent an object's last write must be for it to count as in motion.
 const inMotion = time.Minute
 
-// ProgressWrites spaces, per object, the writes that only report progress to one per interval (Interval).
+// ProgressWrites spaces, per object, the writes that only report progress to one per interval (interval).
 type ProgressWrites struct {
 	Timestamps[types.UID]
 	// moving is the number of objects in motion, counted at countedAt.
@@ -73,12 +73,12 @@ func (p *ProgressWrites) Hold(uid types.UID, progressOnly bool, now time.Time) t
 	if !progressOnly || last.IsZero() {
 		return 0
 	}
-	return max(last.Add(p.Interval(now)).Sub(now), 0)
+	return max(last.Add(p.interval(now)).Sub(now), 0)
 }
 
-// Interval is ProgressInterval, stretched so that the objects in motion (a write marked within inMotion)
+// interval is ProgressInterval, stretched so that the objects in motion (a write marked within inMotion)
 // share ProgressBudget writes a second. They are counted at most once a second.
-func (p *ProgressWrites) Interval(now time.Time) time.Duration {
+func (p *ProgressWrites) interval(now time.Time) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.countedAt.IsZero() || now.Sub(p.countedAt) >= time.Second {

@@ -36,7 +36,7 @@ func TestProgressWritesShareABudget(t *testing.T) {
 	for i := range 1000 {
 		p.Mark(types.UID(fmt.Sprint(i)), now)
 	}
-	if got := p.Interval(now); got != 50*time.Second {
+	if got := p.interval(now); got != 50*time.Second {
 		t.Fatalf("interval with a thousand in motion: %v", got)
 	}
 	later := now.Add(inMotion)
