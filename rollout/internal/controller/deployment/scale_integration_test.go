@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,8 +38,15 @@ func TestScaleTestsTheSizeNotTheVersion(t *testing.T) {
 				t.Fatal(err)
 			}
 			read := rs.DeepCopy()
-			tc.other(rs)
-			if err := c.Update(t.Context(), rs); err != nil {
+			// kube-controller-manager may have written its status since the creation: the other write is retried.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := c.Get(t.Context(), client.ObjectKeyFromObject(rs), rs); err != nil {
+					return err
+				}
+				tc.other(rs)
+				return c.Update(t.Context(), rs)
+			})
+			if err != nil {
 				t.Fatal(err)
 			}
 			written, err := r.scale(t.Context(), d, read, Step{Name: rs.Name, From: 1, To: 3}, plan)
