@@ -95,6 +95,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Watches(&appsv1.Deployment{}, r.releasesOf("Deployment")).
 		Watches(&appsv1.StatefulSet{}, r.releasesOf("StatefulSet")).
 		Watches(&appsv1.DaemonSet{}, r.releasesOf("DaemonSet")).
+		Watches(&appsv1.ControllerRevision{}, r.releasesOfDaemonSetRevision(), builder.WithPredicates(reconcileutil.DaemonSetRevisions)).
 		Watches(&corev1.Pod{}, r.podEvents(), builder.WithPredicates(podProgress))
 	for kind, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetScheme(), mgr.GetRESTMapper()) {
 		b = b.Watches(obj, r.releasesOf(kind))
@@ -127,6 +128,14 @@ func (r *Reconciler) releasesOf(kind string) handler.EventHandler {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: owner.Name}})
 		}
 		return append(out, r.releasesReferencing(ctx, obj.GetNamespace(), kind, obj.GetName())...)
+	})
+}
+
+// releasesOfDaemonSetRevision maps a native DaemonSet's ControllerRevision to the DaemonSet's releases, which read
+// the DaemonSet's update revision from it.
+func (r *Reconciler) releasesOfDaemonSetRevision() handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+		return r.releasesReferencing(ctx, obj.GetNamespace(), "DaemonSet", reconcileutil.DaemonSetOfRevision(obj))
 	})
 }
 

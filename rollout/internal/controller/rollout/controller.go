@@ -86,7 +86,8 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Owns(&rolloutsv1beta1.BatchRelease{}).
 		Watches(&appsv1.Deployment{}, r.rolloutsOf("Deployment"), builder.WithPredicates(deploymentChanged)).
 		Watches(&appsv1.StatefulSet{}, r.rolloutsOf("StatefulSet")).
-		Watches(&appsv1.DaemonSet{}, r.rolloutsOf("DaemonSet"))
+		Watches(&appsv1.DaemonSet{}, r.rolloutsOf("DaemonSet")).
+		Watches(&appsv1.ControllerRevision{}, r.rolloutsOfDaemonSetRevision(), builder.WithPredicates(reconcileutil.DaemonSetRevisions))
 	for kind, obj := range reconcileutil.ServedKruiseWorkloads(mgr.GetScheme(), mgr.GetRESTMapper()) {
 		b = b.Watches(obj, r.rolloutsOf(kind))
 	}
@@ -129,16 +130,28 @@ func (r *Reconciler) rolloutsOf(kind string) handler.EventHandler {
 	// A workload event reads only the Rollouts that name it: listing the namespace's deep-copied every Rollout
 	// for every event, which with a thousand Rollouts releasing at once was most of the manager's CPU.
 	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
-		list := &rolloutsv1beta1.RolloutList{}
-		if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
-			client.MatchingFields{WorkloadRefIndex: kind + "/" + obj.GetName()}); err != nil {
-			return nil
-		}
-		out := make([]reconcile.Request, 0, len(list.Items))
-		for _, ro := range list.Items {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ro)})
-		}
-		return append(out, r.rolloutOfRelease(ctx, obj)...)
+		return append(r.rolloutsNaming(ctx, obj.GetNamespace(), kind, obj.GetName()), r.rolloutOfRelease(ctx, obj)...)
+	})
+}
+
+// rolloutsNaming lists the Rollouts of ns whose workload is kind/name.
+func (r *Reconciler) rolloutsNaming(ctx context.Context, ns, kind, name string) []reconcile.Request {
+	list := &rolloutsv1beta1.RolloutList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{WorkloadRefIndex: kind + "/" + name}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, ro := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ro)})
+	}
+	return out
+}
+
+// rolloutsOfDaemonSetRevision maps a native DaemonSet's ControllerRevision to the DaemonSet's Rollouts, which read
+// the DaemonSet's update revision from it.
+func (r *Reconciler) rolloutsOfDaemonSetRevision() handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+		return r.rolloutsNaming(ctx, obj.GetNamespace(), "DaemonSet", reconcileutil.DaemonSetOfRevision(obj))
 	})
 }
 
