@@ -94,15 +94,24 @@ func runFleetIdle(ctx context.Context, env *Env, res *Result) error {
 	return nil
 }
 
-// setUpFleet creates the fleet's Deployments and gives them their Rollouts (setUpFleetRollouts).
+// setUpFleet creates the fleet (populateFleet) and gives its Deployments their Rollouts (setUpFleetRollouts).
 func setUpFleet(ctx context.Context, env *Env, res *Result) error {
+	if err := populateFleet(ctx, env, res); err != nil {
+		return err
+	}
+	return setUpFleetRollouts(ctx, env, res)
+}
+
+// populateFleet creates the fleet's Deployments, waits for their pods, and gives every other application a
+// Service and an nginx Ingress.
+func populateFleet(ctx context.Context, env *Env, res *Result) error {
 	ready, err := Populate(ctx, env, fleetNamespace, fleetSize, fleetReplicas)
 	if err != nil {
 		return err
 	}
 	res.Add(Metric{Name: "pods Running and Ready", Unit: UnitSeconds, Value: ready.Seconds(),
 		Note: fmt.Sprintf("setup: %d pods of %d Deployments", fleetSize*fleetReplicas, fleetSize)})
-	return setUpFleetRollouts(ctx, env, res)
+	return createFleetNetworks(ctx, env)
 }
 
 // fleetRouted: every other application routes its canary traffic through an nginx Ingress.

@@ -3,6 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -13,11 +16,12 @@ var fleetCounters = []counterSpec{
 	writeConflicts,
 	{"Rollout reconciles", reconcileTotal, map[string]string{"controller": "rollout-controller"}},
 	{"BatchRelease reconciles", reconcileTotal, map[string]string{"controller": "batchrelease-controller"}},
+	{"Deployment reconciles", reconcileTotal, map[string]string{"controller": "advanced-deployment"}},
 	{"reconciles failed", reconcileTotal, map[string]string{"result": "error"}},
 }
 
 // fleetQueues are the work queues whose depth and wait a fleet release reports.
-var fleetQueues = []string{"rollout-controller", "batchrelease-controller"}
+var fleetQueues = []string{"rollout-controller", "batchrelease-controller", "advanced-deployment"}
 
 // queueFigures are the work queues' deepest moment, mean wait and mean reconcile time over a run.
 type queueFigures struct {
@@ -138,7 +142,25 @@ func addFleetReleaseMetrics(res *Result, native, release fleetRun) {
 		Metric{Name: "manager peak RSS (fleet release)", Unit: UnitBytes, Value: float64(manager.PeakRSSBytes)}.WithTarget(fleetReleaseRSSTarget),
 		Metric{Name: "manager CPU (fleet release)", Unit: UnitCores, Value: manager.Cores},
 	)
+	addFleetCPU(res, native, release)
 	addFleetCounters(res, release)
+}
+
+// addFleetCPU reports the CPU of every measured process in each change: on a machine they saturate, the
+// release's time is bounded by its share of the cores.
+func addFleetCPU(res *Result, native, release fleetRun) {
+	res.Add(clusterCPU("cluster CPU (change without Rollouts)", native.phase.Usage),
+		clusterCPU("cluster CPU (fleet release)", release.phase.Usage))
+}
+
+func clusterCPU(name string, usage map[string]Usage) Metric {
+	names := slices.Sorted(maps.Keys(usage))
+	sum, parts := 0.0, make([]string, 0, len(names))
+	for _, n := range names {
+		sum += usage[n].Cores
+		parts = append(parts, fmt.Sprintf("%s %.2f", n, usage[n].Cores))
+	}
+	return Metric{Name: name, Unit: UnitCores, Value: sum, Note: "cores: " + strings.Join(parts, ", ")}
 }
 
 // addIncompleteFleetMetrics reports a run that did not finish within fleetReleaseTimeout: how many were done,
@@ -156,6 +178,7 @@ func addIncompleteFleetMetrics(res *Result, native, release fleetRun) {
 	if len(native.done) == fleetSize {
 		res.Add(Metric{Name: "last Deployment rolled out without Rollouts", Unit: UnitSeconds, Value: native.done[fleetSize-1].Seconds()})
 	}
+	addFleetCPU(res, native, release)
 	addFleetCounters(res, release)
 }
 

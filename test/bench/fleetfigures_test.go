@@ -35,3 +35,14 @@ func TestQueueSamplerMeans(t *testing.T) {
 		t.Errorf("a queue never observed has mean wait %v, want 0", got)
 	}
 }
+
+// The cluster's CPU is the sum over the measured processes, each named in the note.
+func TestClusterCPU(t *testing.T) {
+	m := clusterCPU("cluster CPU", map[string]Usage{"kube-apiserver": {Cores: 1.25}, "etcd": {Cores: 0.5}})
+	if m.Value != 1.75 || m.Unit != UnitCores {
+		t.Errorf("cluster CPU %v %s, want 1.75 cores", m.Value, m.Unit)
+	}
+	if m.Note != "cores: etcd 0.50, kube-apiserver 1.25" {
+		t.Errorf("note %q", m.Note)
+	}
+}

@@ -51,18 +51,18 @@ func fleetRelease() Scenario {
 func runFleetRelease(ctx context.Context, env *Env, res *Result) error {
 	res.Cluster.Objects = map[string]int{"deployments": fleetSize, "pods": fleetSize * fleetReplicas,
 		"rollouts": fleetSize, "services": fleetSize / 2, "ingresses": fleetSize / 2}
-	kcm, err := env.ControllerManagerProc()
+	procs, err := clusterProcs()
 	if err != nil {
 		return err
 	}
-	native, err := runNativeFleetChange(ctx, env, res, kcm)
+	native, err := runNativeFleetChange(ctx, env, res, procs)
 	if err != nil {
 		return err
 	}
 	if err := setUpFleetRollouts(ctx, env, res); err != nil {
 		return err
 	}
-	release, err := runFleetRollouts(ctx, env, kcm)
+	release, err := runFleetRollouts(ctx, env, procs)
 	res.Record(release.phase)
 	if err != nil {
 		return err
@@ -71,19 +71,18 @@ func runFleetRelease(ctx context.Context, env *Env, res *Result) error {
 	return nil
 }
 
-// runNativeFleetChange populates the fleet and times the change with no manager running.
-func runNativeFleetChange(ctx context.Context, env *Env, res *Result, kcm Proc) (fleetRun, error) {
-	ready, err := Populate(ctx, env, fleetNamespace, fleetSize, fleetReplicas)
-	if err != nil {
+// runNativeFleetChange populates the fleet, with the applications' own Services and Ingresses, and times the
+// change with no manager running. The Services are there for both changes: kube-controller-manager keeps
+// their EndpointSlices with every pod, which is the cluster's work, not the Rollouts'.
+func runNativeFleetChange(ctx context.Context, env *Env, res *Result, procs []Proc) (fleetRun, error) {
+	if err := populateFleet(ctx, env, res); err != nil {
 		return fleetRun{}, err
 	}
-	res.Add(Metric{Name: "pods Running and Ready", Unit: UnitSeconds, Value: ready.Seconds(),
-		Note: fmt.Sprintf("setup: %d pods of %d Deployments", fleetSize*fleetReplicas, fleetSize)})
 	if err := sleep(ctx, releaseSettle); err != nil {
 		return fleetRun{}, err
 	}
 	env.Logf("the same change on %d Deployments without Rollouts", fleetSize)
-	run, err := changeFleet(ctx, env, kcm, "v2", deploymentsDone(env))
+	run, err := changeFleet(ctx, env, procs, "v2", deploymentsDone(env))
 	if err == nil && len(run.done) > 0 {
 		env.Logf("without Rollouts: %d Deployments rolled out, the last after %v, the median after %v", len(run.done),
 			run.done[len(run.done)-1].Round(time.Millisecond), run.done[len(run.done)/2].Round(time.Millisecond))
@@ -91,12 +90,9 @@ func runNativeFleetChange(ctx context.Context, env *Env, res *Result, kcm Proc) 
 	return run, err
 }
 
-// setUpFleetRollouts gives every other application a Service and an nginx Ingress, starts the manager and
-// gives each Deployment its Rollout, then waits until every Rollout is Healthy and a little more.
+// setUpFleetRollouts starts the manager and gives each Deployment its Rollout, then waits until every Rollout
+// is Healthy and a little more.
 func setUpFleetRollouts(ctx context.Context, env *Env, res *Result) error {
-	if err := createFleetNetworks(ctx, env); err != nil {
-		return err
-	}
 	if err := env.StartManager(ctx); err != nil {
 		return err
 	}
@@ -117,7 +113,7 @@ func setUpFleetRollouts(ctx context.Context, env *Env, res *Result) error {
 }
 
 // runFleetRollouts times the change released by every Rollout, sampling the manager's work queues meanwhile.
-func runFleetRollouts(ctx context.Context, env *Env, kcm Proc) (fleetRun, error) {
+func runFleetRollouts(ctx context.Context, env *Env, procs []Proc) (fleetRun, error) {
 	env.Logf("the change on %d Deployments, each released by its Rollout", fleetSize)
 	before, err := env.ManagerSamples(ctx)
 	if err != nil {
@@ -125,7 +121,7 @@ func runFleetRollouts(ctx context.Context, env *Env, kcm Proc) (fleetRun, error)
 	}
 	queues := sampleQueues(ctx, env)
 	begin := time.Now()
-	run, err := changeFleet(ctx, env, kcm, "v3", rolloutsDone(env))
+	run, err := changeFleet(ctx, env, procs, "v3", rolloutsDone(env))
 	run.queues = queues.stop()
 	if err != nil {
 		return run, err
@@ -159,13 +155,13 @@ type doneWatch struct {
 
 // changeFleet applies version's template change to every Deployment and waits until the watch has seen
 // every application done.
-func changeFleet(ctx context.Context, env *Env, kcm Proc, version string, w doneWatch) (fleetRun, error) {
+func changeFleet(ctx context.Context, env *Env, procs []Proc, version string, w doneWatch) (fleetRun, error) {
 	rv, err := w.list(ctx)
 	if err != nil {
 		return fleetRun{}, err
 	}
 	var run fleetRun
-	run.phase, err = env.Measure(ctx, []Proc{kcm}, func(ctx context.Context) error {
+	run.phase, err = env.Measure(ctx, procs, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, fleetReleaseTimeout)
 		defer cancel()
 		begin := time.Now()
@@ -180,6 +176,22 @@ func changeFleet(ctx context.Context, env *Env, kcm Proc, version string, w done
 		return err
 	})
 	return run, err
+}
+
+// clusterComponents are the cluster's processes a fleet change measures besides the manager: the machine's
+// cores are all theirs, so their sum tells whether the change ran out of CPU.
+var clusterComponents = []string{ControllerManagerName, "kube-apiserver", "etcd", "kube-scheduler", "kwok"}
+
+func clusterProcs() ([]Proc, error) {
+	procs := make([]Proc, 0, len(clusterComponents))
+	for _, name := range clusterComponents {
+		pid, err := FindChild(name)
+		if err != nil {
+			return nil, err
+		}
+		procs = append(procs, Proc{Name: name, PID: pid})
+	}
+	return procs, nil
 }
 
 func patchFleet(ctx context.Context, env *Env, change []byte) error {
