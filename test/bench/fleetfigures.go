@@ -146,6 +146,22 @@ func addFleetReleaseMetrics(res *Result, native, release fleetRun) {
 	addFleetCounters(res, release)
 }
 
+// addFleetStages reports the median of each stage of a release, over the Rollouts that went through it.
+func addFleetStages(res *Result, release fleetRun) {
+	for _, s := range stageSpans {
+		f, ok := release.stages[s]
+		if !ok {
+			continue
+		}
+		from := s.from
+		if from == "" {
+			from = "change"
+		}
+		res.Add(Metric{Name: fmt.Sprintf("median %s -> %s", from, s.to), Unit: UnitSeconds, Value: f.median.Seconds(),
+			Note: fmt.Sprintf("over the %d Rollouts seen at both", f.n)})
+	}
+}
+
 // addFleetCPU reports the CPU of every measured process in each change: on a machine they saturate, the
 // release's time is bounded by its share of the cores.
 func addFleetCPU(res *Result, native, release fleetRun) {
@@ -183,6 +199,7 @@ func addIncompleteFleetMetrics(res *Result, native, release fleetRun) {
 }
 
 func addFleetCounters(res *Result, release fleetRun) {
+	addFleetStages(res, release)
 	if len(release.counters) != len(fleetCounters) {
 		return
 	}

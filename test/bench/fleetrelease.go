@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -144,6 +145,7 @@ type fleetRun struct {
 	queues   queueFigures
 	counters []float64
 	events   []reasonCount // created during the run, the most frequent first
+	stages   map[stageSpan]spanFigure
 }
 
 // doneWatch watches the objects that say an application is done; done reports an object that does.
@@ -151,6 +153,8 @@ type doneWatch struct {
 	list  func(context.Context) (string, error)
 	watch cache.WatchFuncWithContext
 	done  func(runtime.Object) (string, bool)
+	// stage names the milestone an object shows on its way (rolloutStage); nil when none is followed.
+	stage func(runtime.Object) (string, string)
 }
 
 // changeFleet applies version's template change to every Deployment and waits until the watch has seen
@@ -173,6 +177,7 @@ func changeFleet(ctx context.Context, env *Env, procs []Proc, version string, w 
 			return err
 		}
 		run.done, err = seen.wait(ctx, begin)
+		run.stages = stageMedians(begin, seen.milestones())
 		return err
 	})
 	return run, err
@@ -207,12 +212,13 @@ func patchApps(ctx context.Context, env *Env, namespace string, n int, change []
 	})
 }
 
-// doneSet records when each application was first seen done.
+// doneSet records when each application was first seen done, and at each milestone on its way.
 type doneSet struct {
-	mu   sync.Mutex
-	at   map[string]time.Time
-	full chan struct{}
-	err  chan error
+	mu    sync.Mutex
+	at    map[string]time.Time
+	marks map[string]map[string]time.Time
+	full  chan struct{}
+	err   chan error
 }
 
 func followDone(ctx context.Context, rv string, w doneWatch) (*doneSet, error) {
@@ -220,12 +226,13 @@ func followDone(ctx context.Context, rv string, w doneWatch) (*doneSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &doneSet{at: map[string]time.Time{}, full: make(chan struct{}), err: make(chan error, 1)}
-	go s.consume(ctx, rw, w.done)
+	s := &doneSet{at: map[string]time.Time{}, marks: map[string]map[string]time.Time{}, full: make(chan struct{}),
+		err: make(chan error, 1)}
+	go s.consume(ctx, rw, w)
 	return s, nil
 }
 
-func (s *doneSet) consume(ctx context.Context, rw *watchtools.RetryWatcher, done func(runtime.Object) (string, bool)) {
+func (s *doneSet) consume(ctx context.Context, rw *watchtools.RetryWatcher, w doneWatch) {
 	defer rw.Stop()
 	for {
 		select {
@@ -239,12 +246,49 @@ func (s *doneSet) consume(ctx context.Context, rw *watchtools.RetryWatcher, done
 			if ev.Type == watch.Error {
 				continue
 			}
-			if name, ok := done(ev.Object); ok && s.mark(name, time.Now()) {
+			if w.stage != nil {
+				s.milestone(w.stage(ev.Object))
+			}
+			if name, ok := w.done(ev.Object); ok && s.mark(name, time.Now()) {
 				close(s.full)
 				return
 			}
 		}
 	}
+}
+
+// milestone records the first time name showed stage.
+func (s *doneSet) milestone(name, stage string) {
+	if stage == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.marks[name]
+	if m == nil {
+		m = map[string]time.Time{}
+		s.marks[name] = m
+	}
+	if _, ok := m[stage]; !ok {
+		m[stage] = time.Now()
+	}
+}
+
+// milestones are the milestones seen, Healthy (done) included.
+func (s *doneSet) milestones() map[string]map[string]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]map[string]time.Time, len(s.marks))
+	for name, m := range s.marks {
+		out[name] = maps.Clone(m)
+	}
+	for name, at := range s.at {
+		if out[name] == nil {
+			out[name] = map[string]time.Time{}
+		}
+		out[name][stageHealthy] = at
+	}
+	return out
 }
 
 // mark records name's first done and reports whether that completes the fleet.
@@ -332,6 +376,7 @@ func rolloutsDone(env *Env) doneWatch {
 			}
 			return ro.Name, rolloutReleased(ro)
 		},
+		stage: rolloutStage,
 	}
 }
 
