@@ -90,7 +90,8 @@ func waitCloneSet(ctx context.Context, ns string, replicas, updated int64) clone
 		got = readCloneSet(ctx, ns)
 		return got.ObservedGeneration == got.Generation && got.Replicas == replicas && got.Available == replicas &&
 			got.UpdatedAvail == updated && len(activePods(ctx, ns)) == int(replicas)
-	}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(BeTrue(), "CloneSet %s/%s: %+v", ns, name, got)
+	}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(BeTrue(),
+		func() string { return fmt.Sprintf("CloneSet %s/%s: %+v", ns, name, got) })
 	return got
 }
 

@@ -91,11 +91,13 @@ func readSet(ctx context.Context, ns, name string) setStatus {
 func waitSet(ctx context.Context, ns, name string, replicas, updated int64) setStatus {
 	GinkgoHelper()
 	var got setStatus
+	pods := 0
 	Eventually(func() bool {
-		got = readSet(ctx, ns, name)
+		got, pods = readSet(ctx, ns, name), len(setPods(ctx, ns, name))
 		return got.ObservedGeneration == got.Generation && got.Replicas == replicas && got.Available == replicas &&
-			got.UpdatedAvail == updated && len(setPods(ctx, ns, name)) == int(replicas)
-	}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(BeTrue(), "StatefulSet %s/%s: %+v", ns, name, got)
+			got.UpdatedAvail == updated && pods == int(replicas)
+	}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(BeTrue(),
+		func() string { return fmt.Sprintf("StatefulSet %s/%s: %+v, %d pods", ns, name, got, pods) })
 	return got
 }
 
