@@ -40,8 +40,8 @@ type stageSpan struct{ from, to string }
 // stageSpans are the spans a fleet release reports, in order; "" is the change itself.
 var stageSpans = []stageSpan{{"", stageStarted}, {stageStarted, stageStepped}, {stageStepped, stageHealthy}}
 
-// stageMedians is, per span, the median over the applications that reached both ends (and their count):
-// a stage an application passed between two watch events counts from the milestone seen before it.
+// stageMedians is, per span, the median (nearest rank) over the applications seen at both ends, and their
+// count: an application whose milestone passed between two watch events is left out of the spans it bounds.
 func stageMedians(begin time.Time, marks map[string]map[string]time.Time) map[stageSpan]spanFigure {
 	out := map[stageSpan]spanFigure{}
 	for _, s := range stageSpans {
@@ -57,7 +57,7 @@ func stageMedians(begin time.Time, marks map[string]map[string]time.Time) map[st
 		}
 		if len(spans) > 0 {
 			slices.Sort(spans)
-			out[s] = spanFigure{median: spans[len(spans)/2], n: len(spans)}
+			out[s] = spanFigure{median: percentile(spans, 50), n: len(spans)}
 		}
 	}
 	return out

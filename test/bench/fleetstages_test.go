@@ -53,7 +53,7 @@ func TestStageMedians(t *testing.T) {
 	want := map[stageSpan]spanFigure{
 		{"", stageStarted}:           {median: 20 * time.Second, n: 3},
 		{stageStarted, stageStepped}: {median: 180 * time.Second, n: 3},
-		{stageStepped, stageHealthy}: {median: 30 * time.Second, n: 2},
+		{stageStepped, stageHealthy}: {median: 10 * time.Second, n: 2},
 	}
 	for s, w := range want {
 		if got[s] != w {
