@@ -152,17 +152,21 @@ func (r *Reconciler) scaled(d *appsv1.Deployment, rs *appsv1.ReplicaSet, step St
 		"Scaled %s replica set %s from %d to %d", direction, rs.Name, step.From, step.To)
 }
 
-// patchExtraStatus writes the deployment-extra-status annotation when it changed and is due (extraStatusDue).
+// patchExtraStatus writes the deployment-extra-status annotation when it changed (extraStatusChange), or says
+// how long the write must wait for its turn in the progress budget.
 func (r *Reconciler) patchExtraStatus(ctx context.Context, d *appsv1.Deployment,
 	s rolloutsv1beta1.DeploymentExtraStatus) (time.Duration, error) {
-	key := client.ObjectKeyFromObject(d)
-	now := r.Clock.Now()
-	since := extraStatusInterval
-	if last := r.extraWritten.Last(key); !last.IsZero() {
-		since = now.Sub(last)
-	}
-	write, wait := extraStatusDue(d.Annotations[rolloutsv1beta1.DeploymentExtraStatusAnnotation], s, since)
+	write, progressOnly := extraStatusChange(d.Annotations[rolloutsv1beta1.DeploymentExtraStatusAnnotation], s)
 	if !write {
+		return 0, nil
+	}
+	now := r.Clock.Now()
+	if r.extraWritten.Last(d.UID).IsZero() {
+		// The release wrote the first extra status when it took the Deployment over, a moment before this
+		// controller first saw it: the interval starts there.
+		r.extraWritten.Mark(d.UID, now)
+	}
+	if wait := r.extraWritten.Hold(d.UID, progressOnly, now); wait > 0 {
 		return wait, nil
 	}
 	raw, err := json.Marshal(s)
@@ -180,7 +184,7 @@ func (r *Reconciler) patchExtraStatus(ctx context.Context, d *appsv1.Deployment,
 	if err != nil {
 		return 0, fmt.Errorf("writing the extra status of %s: %w", klog.KObj(d), err)
 	}
-	r.extraWritten.Mark(key, now)
+	r.extraWritten.Mark(d.UID, now)
 	return 0, nil
 }
 

@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,8 +49,9 @@ type Reconciler struct {
 	Workers int
 
 	expectations *expectations.Expectations
-	// extraWritten is when each Deployment's extra status was last written.
-	extraWritten reconcileutil.Timestamps[types.NamespacedName]
+	// extraWritten is when each Deployment's extra status was last written (or the controller first saw it
+	// under a release), so that its progress-only writes share the progress budget.
+	extraWritten reconcileutil.ProgressWrites
 }
 
 // SetupWithManager registers the controller with the manager's client, cache, event recorder and the
@@ -100,7 +100,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if !underControl(d) || d.DeletionTimestamp != nil {
 		r.expectations.Forget(req.NamespacedName)
-		r.extraWritten.Forget(req.NamespacedName)
+		r.extraWritten.Forget(d.UID)
 		return ctrl.Result{}, nil
 	}
 	s, _, err := control.DeploymentStrategyFrom(d.Annotations)
