@@ -27,7 +27,15 @@ func TestWithAudit(t *testing.T) {
 		t.Errorf("apiserver args %v (the scenario's own: %v), want %v", got.Args["kube-apiserver"], opts.Args["kube-apiserver"], want)
 	}
 	policy, err := os.ReadFile(filepath.Join(dir, "audit-policy.yaml"))
-	if err != nil || !strings.Contains(string(policy), cluster.ControllerUser) {
-		t.Errorf("policy %q (error %v) does not name the manager's user", policy, err)
+	if err != nil || !strings.Contains(string(policy), cluster.ControllerUser) || !strings.HasSuffix(string(policy), "- level: None\n  verbs: [\"create\", \"update\", \"patch\", \"delete\"]\n") {
+		t.Errorf("policy %q (error %v) does not name the manager's user or records other clients", policy, err)
+	}
+	t.Setenv("FLOTILLA_BENCH_AUDIT", "all")
+	if _, err := withAudit(opts, dir); err != nil {
+		t.Fatal(err)
+	}
+	policy, err = os.ReadFile(filepath.Join(dir, "audit-policy.yaml"))
+	if err != nil || !strings.HasSuffix(string(policy), "- level: Metadata\n  verbs: [\"create\", \"update\", \"patch\", \"delete\"]\n") {
+		t.Errorf("with all: policy %q (error %v) does not record the other clients' writes", policy, err)
 	}
 }
