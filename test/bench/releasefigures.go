@@ -269,7 +269,7 @@ func addStepWrites(res *Result, fig releaseFigures, sc releaseScale) {
 	}
 	res.Add(Metric{Name: "finalising: manager writes", Unit: UnitCount, Value: float64(writes(fig.FinalisingWrites)),
 		Note: "last pod Ready -> Rollout Completed: " + requestList(fig.FinalisingWrites)})
-	perPod := Metric{Name: "manager writes per pod", Unit: UnitCount, Value: float64(total) / float64(sc.replicas),
+	perPod := Metric{Name: "manager writes per pod", Unit: UnitPerPod, Value: float64(total) / float64(sc.replicas),
 		Note: fmt.Sprintf("%d writes from the change to Completed, over %d replicas", total, sc.replicas)}
 	if sc.writesPerPod > 0 {
 		perPod = perPod.WithTarget(sc.writesPerPod)

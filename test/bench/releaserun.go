@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -32,12 +31,8 @@ type floorRun struct {
 func runFloorChange(ctx context.Context, env *Env, kcm Proc, sc releaseScale, change []byte) (floorRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, sc.runTimeout)
 	defer cancel()
-	d, err := env.Kube.AppsV1().Deployments(releaseNamespace).Get(ctx, floorWorkload, metav1.GetOptions{})
-	if err != nil {
-		return floorRun{}, fmt.Errorf("getting deployment %s: %w", floorWorkload, err)
-	}
 	complete := newMarks()
-	f, err := follow(ctx, d.ResourceVersion, deploymentWatch(env.Kube, floorWorkload), completedGenerations(complete))
+	f, err := followDeployment(ctx, env.Kube, floorWorkload, completedGenerations(complete))
 	if err != nil {
 		return floorRun{}, err
 	}
@@ -149,14 +144,10 @@ func startRecorders(ctx context.Context, env *Env, dyn dynamic.Interface, replic
 }
 
 func (r *releaseRecorders) followDeployment(ctx context.Context, env *Env, _ dynamic.Interface) error {
-	d, err := env.Kube.AppsV1().Deployments(releaseNamespace).Get(ctx, releaseWorkload, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("getting deployment %s: %w", releaseWorkload, err)
-	}
 	scrape := func() (map[RequestKey]float64, error) { return env.ManagerRequests(ctx) }
 	r.batches = &batchWrites{scrape: scrape}
 	r.pods.readAtAll(r.replicas, scrape)
-	return r.add(follow(ctx, d.ResourceVersion, deploymentWatch(env.Kube, releaseWorkload), r.batches.observe))
+	return r.add(followDeployment(ctx, env.Kube, releaseWorkload, r.batches.observe))
 }
 
 // release applies the change and waits for the Rollout to complete,

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 )
@@ -131,16 +132,18 @@ func FormatValue(unit string, v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	case UnitNsPerOp:
 		return formatNanos(v) + "/op"
-	case UnitPerPod:
-		return fmt.Sprintf("%.2f per pod", v)
-	case UnitPerNode:
-		return fmt.Sprintf("%.2f per node", v)
-	case UnitPerRollout:
-		return fmt.Sprintf("%.2f per Rollout", v)
-	case UnitPerNamespace:
-		return fmt.Sprintf("%.2f per namespace", v)
+	case UnitPerPod, UnitPerNode, UnitPerRollout, UnitPerNamespace:
+		return formatRate(v) + " " + unit
 	}
 	return strings.TrimSpace(fmt.Sprintf("%g %s", v, unit))
+}
+
+// formatRate shows two decimals, three below 0.1, where a target such as 0.05 writes per pod lies.
+func formatRate(v float64) string {
+	if v != 0 && math.Abs(v) < 0.1 {
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 func formatBytes(v float64) string {

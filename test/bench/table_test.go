@@ -25,6 +25,8 @@ func TestFormatValue(t *testing.T) {
 		{UnitPerPod, 5.7285, "5.73 per pod"},
 		{UnitPerNode, 3.004, "3.00 per node"},
 		{UnitPerNamespace, 1.002, "1.00 per namespace"},
+		{UnitPerPod, 0.0228, "0.023 per pod"},
+		{UnitPerRollout, 0, "0.00 per Rollout"},
 		{"widgets", 3, "3 widgets"},
 	}
 	for _, tt := range tests {
