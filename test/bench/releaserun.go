@@ -32,7 +32,7 @@ func runFloorChange(ctx context.Context, env *Env, kcm Proc, sc releaseScale, ch
 	ctx, cancel := context.WithTimeout(ctx, sc.runTimeout)
 	defer cancel()
 	complete := newMarks()
-	f, err := followDeployment(ctx, env.Kube, floorWorkload, completedGenerations(complete))
+	f, err := followNamedDeployment(ctx, env.Kube, floorWorkload, completedGenerations(complete))
 	if err != nil {
 		return floorRun{}, err
 	}
@@ -147,7 +147,7 @@ func (r *releaseRecorders) followDeployment(ctx context.Context, env *Env, _ dyn
 	scrape := func() (map[RequestKey]float64, error) { return env.ManagerRequests(ctx) }
 	r.batches = &batchWrites{scrape: scrape}
 	r.pods.readAtAll(r.replicas, scrape)
-	return r.add(followDeployment(ctx, env.Kube, releaseWorkload, r.batches.observe))
+	return r.add(followNamedDeployment(ctx, env.Kube, releaseWorkload, r.batches.observe))
 }
 
 // release applies the change and waits for the Rollout to complete,

@@ -86,11 +86,11 @@ func (f *follower) stop() error {
 	return nil
 }
 
-// followDeployment follows the named Deployment from now on. The watch starts at the resource version of a list,
+// followNamedDeployment follows the named Deployment from now on. The watch starts at the resource version of a list,
 // not at the Deployment's own: a Deployment left alone while the cluster made tens of thousands of changes (the
 // released one while the floor rolls ten thousand pods) has a version the API server's watch cache no longer
 // holds, and a watch from it fails as too old.
-func followDeployment(ctx context.Context, kube kubernetes.Interface, name string, handle handler) (*follower, error) {
+func followNamedDeployment(ctx context.Context, kube kubernetes.Interface, name string, handle handler) (*follower, error) {
 	list, err := kube.AppsV1().Deployments(releaseNamespace).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
 	if err != nil {

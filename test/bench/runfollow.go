@@ -96,7 +96,7 @@ func (r *releaseFollowers) followBatchRelease(ctx context.Context, _ *Env, dyn d
 }
 
 func (r *releaseFollowers) followRollout(ctx context.Context, _ *Env, dyn dynamic.Interface) error {
-	// From a list's version, not the Rollout's own, as followDeployment does.
+	// From a list's version, not the Rollout's own, as followNamedDeployment does.
 	list, err := dyn.Resource(rolloutsResource).Namespace(r.namespace).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", r.rolloutName).String()})
 	if err != nil {
