@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -182,12 +181,7 @@ func followJob(ctx context.Context, dyn dynamic.Interface, resource schema.Group
 // event that done says shows it done.
 func followCreated(ctx context.Context, dyn dynamic.Interface, resource schema.GroupVersionResource, namespace, name string, m *marks,
 	done func(*unstructured.Unstructured) bool) (*follower, error) {
-	list, err := dyn.Resource(resource).Namespace(namespace).List(ctx,
-		metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", resource.Resource, err)
-	}
-	return follow(ctx, list.GetResourceVersion(), namedWatchIn(dyn, resource, namespace, name), func(at time.Time, obj runtime.Object) {
+	return followNamed(ctx, dyn, resource, namespace, name, func(at time.Time, obj runtime.Object) {
 		if u, ok := obj.(*unstructured.Unstructured); ok && done(u) {
 			m.add(1, at)
 		}

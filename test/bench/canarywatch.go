@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -94,6 +95,24 @@ func ingressWatchIn(kube kubernetes.Interface, namespace, name string) cache.Wat
 		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 		return kube.NetworkingV1().Ingresses(namespace).Watch(ctx, opts)
 	}
+}
+
+// followNamed follows the named object of resource from now on, also one that does not exist yet. The watch
+// starts at the resource version of a list, not at the object's own: an object left alone while the cluster made
+// tens of thousands of changes has a version the API server's watch cache no longer holds, and a watch from it
+// fails as too old.
+func followNamed(ctx context.Context, dyn dynamic.Interface, resource schema.GroupVersionResource, namespace, name string,
+	handle handler) (*follower, error) {
+	list, err := dyn.Resource(resource).Namespace(namespace).List(ctx, nameSelector(name))
+	if err != nil {
+		return nil, fmt.Errorf("listing %s %s: %w", resource.Resource, name, err)
+	}
+	return follow(ctx, list.GetResourceVersion(), namedWatchIn(dyn, resource, namespace, name), handle)
+}
+
+// nameSelector lists or watches the one object of that name.
+func nameSelector(name string) metav1.ListOptions {
+	return metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
 }
 
 func namedWatchIn(dyn dynamic.Interface, resource schema.GroupVersionResource, namespace, name string) cache.WatchFuncWithContext {

@@ -185,11 +185,7 @@ func followPods(ctx context.Context, env *Env, namespace, name string, p *podPro
 
 // followCloneSet follows one CloneSet from now on.
 func followCloneSet(ctx context.Context, dyn dynamic.Interface, namespace, name string, h handler) (*follower, error) {
-	u, err := dyn.Resource(clonesetsResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("getting CloneSet %s: %w", name, err)
-	}
-	return follow(ctx, u.GetResourceVersion(), namedWatchIn(dyn, clonesetsResource, namespace, name), h)
+	return followNamed(ctx, dyn, clonesetsResource, namespace, name, h)
 }
 
 // removeWorkload deletes a workload, then its pods at once rather than by

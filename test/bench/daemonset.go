@@ -253,11 +253,7 @@ func daemonSetDone(s *daemonSetStatus) bool {
 }
 
 func followDaemonSet(ctx context.Context, dyn dynamic.Interface, resource schema.GroupVersionResource, name string, m *marks) (*follower, error) {
-	u, err := dyn.Resource(resource).Namespace(daemonSetNamespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("getting %s: %w", name, err)
-	}
-	return follow(ctx, u.GetResourceVersion(), namedWatchIn(dyn, resource, daemonSetNamespace, name), func(at time.Time, obj runtime.Object) {
+	return followNamed(ctx, dyn, resource, daemonSetNamespace, name, func(at time.Time, obj runtime.Object) {
 		if s, err := decodeDaemonSet(obj); err == nil && daemonSetDone(s) {
 			m.add(s.Status.ObservedGeneration, at)
 		}

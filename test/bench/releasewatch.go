@@ -86,13 +86,10 @@ func (f *follower) stop() error {
 	return nil
 }
 
-// followNamedDeployment follows the named Deployment from now on. The watch starts at the resource version of a list,
-// not at the Deployment's own: a Deployment left alone while the cluster made tens of thousands of changes (the
-// released one while the floor rolls ten thousand pods) has a version the API server's watch cache no longer
-// holds, and a watch from it fails as too old.
+// followNamedDeployment is followNamed for a Deployment of the release scenarios, decoded into its type: the
+// released one is left alone while the floor rolls ten thousand pods.
 func followNamedDeployment(ctx context.Context, kube kubernetes.Interface, name string, handle handler) (*follower, error) {
-	list, err := kube.AppsV1().Deployments(releaseNamespace).List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	list, err := kube.AppsV1().Deployments(releaseNamespace).List(ctx, nameSelector(name))
 	if err != nil {
 		return nil, fmt.Errorf("listing deployment %s: %w", name, err)
 	}

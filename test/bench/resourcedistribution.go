@@ -222,12 +222,7 @@ func benchDistribution(value string) *kruiseappsv1alpha1.ResourceDistribution {
 // followDistribution follows the distribution, which does not exist yet, marking the generation of each status
 // that shows every target succeeded at the distribution's current generation.
 func followDistribution(ctx context.Context, dyn dynamic.Interface, done *marks) (*follower, error) {
-	list, err := dyn.Resource(resourceDistributionsResource).List(ctx,
-		metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", rdName).String()})
-	if err != nil {
-		return nil, fmt.Errorf("listing resourcedistributions: %w", err)
-	}
-	return follow(ctx, list.GetResourceVersion(), namedWatchIn(dyn, resourceDistributionsResource, "", rdName),
+	return followNamed(ctx, dyn, resourceDistributionsResource, "", rdName,
 		func(at time.Time, obj runtime.Object) {
 			rd, err := decode[kruiseappsv1alpha1.ResourceDistribution](obj)
 			if err == nil && distributed(rd, rdNamespaces) {

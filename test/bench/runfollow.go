@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 )
@@ -96,18 +95,12 @@ func (r *releaseFollowers) followBatchRelease(ctx context.Context, _ *Env, dyn d
 }
 
 func (r *releaseFollowers) followRollout(ctx context.Context, _ *Env, dyn dynamic.Interface) error {
-	// From a list's version, not the Rollout's own, as followNamedDeployment does.
-	list, err := dyn.Resource(rolloutsResource).Namespace(r.namespace).List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("metadata.name", r.rolloutName).String()})
-	if err != nil {
-		return fmt.Errorf("listing Rollout %s: %w", r.rolloutName, err)
-	}
 	r.rollout = &rolloutProgress{marks: newMarks(), steps: newMarks()}
 	observe := r.rollout.observe
 	if r.onRollout != nil {
 		observe = both(observe, r.onRollout)
 	}
-	return r.add(follow(ctx, list.GetResourceVersion(), namedWatchIn(dyn, rolloutsResource, r.namespace, r.rolloutName), observe))
+	return r.add(followNamed(ctx, dyn, rolloutsResource, r.namespace, r.rolloutName, observe))
 }
 
 // stop ends every watch; afterwards the recorders are read without locks.

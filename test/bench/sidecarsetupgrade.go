@@ -241,11 +241,7 @@ func waitSidecarSet(ctx context.Context, dyn dynamic.Interface, done func(*kruis
 
 // followSidecarSet marks the observed generation of every event of the SidecarSet that shows it updated.
 func followSidecarSet(ctx context.Context, dyn dynamic.Interface, m *marks) (*follower, error) {
-	u, err := dyn.Resource(sidecarSetsResource).Get(ctx, upgradeSet, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("getting SidecarSet %s: %w", upgradeSet, err)
-	}
-	return follow(ctx, u.GetResourceVersion(), namedWatchIn(dyn, sidecarSetsResource, "", upgradeSet), func(at time.Time, obj runtime.Object) {
+	return followNamed(ctx, dyn, sidecarSetsResource, "", upgradeSet, func(at time.Time, obj runtime.Object) {
 		if s, err := decode[kruiseappsv1alpha1.SidecarSet](obj); err == nil && sidecarSetUpdated(s) {
 			m.add(s.Status.ObservedGeneration, at)
 		}
@@ -278,11 +274,7 @@ func runNativeUpgrade(ctx context.Context, env *Env, dyn dynamic.Interface, kcm 
 		namespace: upgradeNativeNamespace, name: upgradeNativeWorkload, counters: upgradeCounters,
 		pods: newPodProgress(specNewImage, readyOnNewImage), settle: watchConnect,
 		status: func(ctx context.Context, m *marks) (*follower, error) {
-			u, err := dyn.Resource(deploymentsResource).Namespace(upgradeNativeNamespace).Get(ctx, upgradeNativeWorkload, metav1.GetOptions{})
-			if err != nil {
-				return nil, fmt.Errorf("getting Deployment %s: %w", upgradeNativeWorkload, err)
-			}
-			return follow(ctx, u.GetResourceVersion(), namedWatchIn(dyn, deploymentsResource, upgradeNativeNamespace, upgradeNativeWorkload),
+			return followNamed(ctx, dyn, deploymentsResource, upgradeNativeNamespace, upgradeNativeWorkload,
 				func(at time.Time, obj runtime.Object) {
 					if d, err := decode[appsv1.Deployment](obj); err == nil && rolledOut(d) {
 						m.add(d.Status.ObservedGeneration, at)

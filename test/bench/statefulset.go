@@ -129,11 +129,7 @@ func waitAdvancedStatefulSet(ctx context.Context, dyn dynamic.Interface, namespa
 }
 
 func followAdvancedStatefulSet(ctx context.Context, dyn dynamic.Interface, namespace, name string, h handler) (*follower, error) {
-	u, err := dyn.Resource(advancedStatefulSetsResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("getting Advanced StatefulSet %s: %w", name, err)
-	}
-	return follow(ctx, u.GetResourceVersion(), namedWatchIn(dyn, advancedStatefulSetsResource, namespace, name), h)
+	return followNamed(ctx, dyn, advancedStatefulSetsResource, namespace, name, h)
 }
 
 func deleteAdvancedStatefulSet(dyn dynamic.Interface, namespace, name string) func(context.Context) error {
