@@ -63,7 +63,9 @@ var _ = Describe("PodProbeMarkers on a real node", func() {
 		Eventually(func() *corev1.PodCondition { return podCondition(appPods(ctx, ns)[0], "game.flotilla.dev/serving") }).
 			WithContext(ctx).WithTimeout(storyTimeout).WithPolling(poll).Should(And(Not(BeNil()),
 			HaveField("Status", corev1.ConditionFalse), HaveField("Message", "command exited with code 3: testapp v1: exit 3, KRUISE_EJOB_ID=")))
-		Expect(appPods(ctx, ns)[0].Annotations).To(HaveKeyWithValue("game.flotilla.dev/serving", "no"))
+		// The condition and the annotation may land in separate writes.
+		Eventually(func() map[string]string { return appPods(ctx, ns)[0].Annotations }).WithContext(ctx).
+			WithTimeout(storyTimeout).WithPolling(poll).Should(HaveKeyWithValue("game.flotilla.dev/serving", "no"))
 
 		By("deleting the marker takes its probes off the node")
 		Expect(dyn.Resource(podProbeMarkers).Namespace(ns).Delete(ctx, "game", metav1.DeleteOptions{})).To(Succeed())
