@@ -142,7 +142,7 @@ func (m *workloadMutator) matchingRollout(ctx context.Context, req admission.Req
 	if namespace == "" {
 		namespace = req.Namespace
 	}
-	rollouts, err := m.rolloutsNaming(ctx, namespace, req.Kind.Kind, obj.GetName())
+	rollouts, err := rolloutsNaming(ctx, m.reader, namespace, req.Kind.Kind, obj.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -151,15 +151,16 @@ func (m *workloadMutator) matchingRollout(ctx context.Context, req admission.Req
 }
 
 // rolloutsNaming reads the namespace's Rollouts naming a workload of kind and name through the Rollout
-// controller's index: every workload update passes here, and listing a namespace of a thousand Rollouts
-// copies them all each time. A reader without the index (no Rollout controller in this manager) lists them.
-func (m *workloadMutator) rolloutsNaming(ctx context.Context, namespace, kind, name string) ([]rolloutsv1beta1.Rollout, error) {
+// controller's index: every workload update and every Rollout write passes here, and listing a namespace of a
+// thousand Rollouts copies them all each time. A reader without the index (no Rollout controller in this
+// manager) lists them all.
+func rolloutsNaming(ctx context.Context, reader client.Reader, namespace, kind, name string) ([]rolloutsv1beta1.Rollout, error) {
 	list := &rolloutsv1beta1.RolloutList{}
 	byRef := client.MatchingFields{rolloutcontroller.WorkloadRefIndex: kind + "/" + name}
-	if err := m.reader.List(ctx, list, client.InNamespace(namespace), byRef); err == nil {
+	if err := reader.List(ctx, list, client.InNamespace(namespace), byRef); err == nil {
 		return list.Items, nil
 	}
-	if err := m.reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
+	if err := reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
 		return nil, fmt.Errorf("listing Rollouts: %w", err)
 	}
 	return list.Items, nil

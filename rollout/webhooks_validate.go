@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -28,20 +29,13 @@ func (v *rolloutValidator) Handle(ctx context.Context, req admission.Request) ad
 	if req.SubResource != "" || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
 		return admission.Allowed("")
 	}
-	others := &rolloutsv1beta1.RolloutList{}
-	if err := v.reader.List(ctx, others, client.InNamespace(req.Namespace)); err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("listing Rollouts: %w", err))
-	}
-	var errs field.ErrorList
-	var warnings []string
-	var err error
+	validate := v.validateV1beta1
 	if req.Kind.Version == rolloutsv1alpha1.GroupVersion.Version {
-		errs, warnings, err = v.validateV1alpha1(req, others.Items)
-	} else {
-		errs, warnings, err = v.validateV1beta1(req, others.Items)
+		validate = v.validateV1alpha1
 	}
+	errs, warnings, err := validate(ctx, req)
 	if err != nil {
-		return admission.Errored(http.StatusBadRequest, err)
+		return admission.Errored(errorCode(err), err)
 	}
 	if len(errs) > 0 {
 		return admission.Denied(errs.ToAggregate().Error()).WithWarnings(warnings...)
@@ -49,9 +43,13 @@ func (v *rolloutValidator) Handle(ctx context.Context, req admission.Request) ad
 	return admission.Allowed("").WithWarnings(warnings...)
 }
 
-func (v *rolloutValidator) validateV1beta1(req admission.Request, others []rolloutsv1beta1.Rollout) (field.ErrorList, []string, error) {
+func (v *rolloutValidator) validateV1beta1(ctx context.Context, req admission.Request) (field.ErrorList, []string, error) {
 	r := &rolloutsv1beta1.Rollout{}
 	if err := v.decode(req, req.Object, r); err != nil {
+		return nil, nil, err
+	}
+	others, err := v.others(ctx, r.Namespace, r.Spec.WorkloadRef.Kind, r.Spec.WorkloadRef.Name)
+	if err != nil {
 		return nil, nil, err
 	}
 	warnings := rolloutadmission.Warnings(r)
@@ -65,9 +63,17 @@ func (v *rolloutValidator) validateV1beta1(req admission.Request, others []rollo
 	return rolloutadmission.ValidateRolloutUpdate(old, r, others, v.opts), warnings, nil
 }
 
-func (v *rolloutValidator) validateV1alpha1(req admission.Request, others []rolloutsv1beta1.Rollout) (field.ErrorList, []string, error) {
+func (v *rolloutValidator) validateV1alpha1(ctx context.Context, req admission.Request) (field.ErrorList, []string, error) {
 	r := &rolloutsv1alpha1.Rollout{}
 	if err := v.decode(req, req.Object, r); err != nil {
+		return nil, nil, err
+	}
+	var ref rolloutsv1alpha1.WorkloadRef
+	if r.Spec.ObjectRef.WorkloadRef != nil {
+		ref = *r.Spec.ObjectRef.WorkloadRef
+	}
+	others, err := v.others(ctx, r.Namespace, ref.Kind, ref.Name)
+	if err != nil {
 		return nil, nil, err
 	}
 	warnings := rolloutadmission.V1alpha1Warnings(r)
@@ -79,6 +85,28 @@ func (v *rolloutValidator) validateV1alpha1(req admission.Request, others []roll
 		return nil, nil, err
 	}
 	return rolloutadmission.ValidateV1alpha1RolloutUpdate(old, r, others, v.opts), warnings, nil
+}
+
+// listError is a failure to read the other Rollouts: the webhook's own, not the request's.
+type listError struct{ error }
+
+// errorCode answers a request the webhook failed to read the Rollouts for with 500, one it could not
+// decode with 400.
+func errorCode(err error) int32 {
+	if errors.As(err, new(listError)) {
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadRequest
+}
+
+// others are the namespace's Rollouts that name the workload kind/name, the only ones a Rollout can
+// conflict with (rolloutsNaming).
+func (v *rolloutValidator) others(ctx context.Context, namespace, kind, name string) ([]rolloutsv1beta1.Rollout, error) {
+	list, err := rolloutsNaming(ctx, v.reader, namespace, kind, name)
+	if err != nil {
+		return nil, listError{err}
+	}
+	return list, nil
 }
 
 // decode reads one object of the request; the namespace comes from the request when the body omits it,

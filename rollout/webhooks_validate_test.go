@@ -22,6 +22,7 @@ import (
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
 	rolloutsv1alpha1 "github.com/flotilla-dev/flotilla/rollout/api/v1alpha1"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	rolloutcontroller "github.com/flotilla-dev/flotilla/rollout/internal/controller/rollout"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -43,6 +44,17 @@ func handlersFor(t *testing.T, objs ...client.Object) map[string]admission.Handl
 	t.Helper()
 	scheme := rolloutTestScheme(t)
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	return rolloutHandlers(reader, admission.NewDecoder(scheme), rolloutadmission.DefaultOptions())
+}
+
+// indexedHandlersFor builds the rollout handlers over a reader with the Rollout controller's workload index,
+// as the manager's cache has it.
+func indexedHandlersFor(t *testing.T, objs ...client.Object) map[string]admission.Handler {
+	t.Helper()
+	scheme := rolloutTestScheme(t)
+	reader := fake.NewClientBuilder().WithScheme(scheme).
+		WithIndex(&rolloutsv1beta1.Rollout{}, rolloutcontroller.WorkloadRefIndex, rolloutcontroller.WorkloadRefKey).
+		WithObjects(objs...).Build()
 	return rolloutHandlers(reader, admission.NewDecoder(scheme), rolloutadmission.DefaultOptions())
 }
 
@@ -191,11 +203,15 @@ func TestRolloutValidatorHandle(t *testing.T) {
 		{name: "update without the stored object", req: request(t, admissionv1.Update, rolloutV1beta1GVK, progressing, nil),
 			want: responseWant{code: http.StatusBadRequest}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			resp := handlersFor(t, tc.existing...)[ValidateRolloutPath].Handle(context.Background(), tc.req)
-			checkResponse(t, resp, tc.want)
-		})
+	readers := map[string]func(*testing.T, ...client.Object) map[string]admission.Handler{
+		"through the workload index": indexedHandlersFor, "listing the namespace": handlersFor}
+	for how, handlers := range readers {
+		for _, tc := range cases {
+			t.Run(how+"/"+tc.name, func(t *testing.T) {
+				resp := handlers(t, tc.existing...)[ValidateRolloutPath].Handle(context.Background(), tc.req)
+				checkResponse(t, resp, tc.want)
+			})
+		}
 	}
 }
 
