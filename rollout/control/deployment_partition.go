@@ -42,7 +42,9 @@ func (p *deploymentPartition) Read(ctx context.Context) (*WorkloadInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	sets, err := p.replicaSets(ctx, d)
+	// Every reconcile of the release reads its state; the info keeps nothing of the ReplicaSets, so they are
+	// read without a copy.
+	sets, err := OwnedReplicaSets(ctx, p.client, d, client.UnsafeDisableDeepCopy)
 	if err != nil {
 		return nil, err
 	}

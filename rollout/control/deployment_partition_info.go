@@ -15,7 +15,6 @@ import (
 // partitionDeploymentInfo is the release state of d, counted on the ReplicaSets it controls.
 func partitionDeploymentInfo(d *appsv1.Deployment, sets []appsv1.ReplicaSet, owner metav1.OwnerReference) (*WorkloadInfo, error) {
 	newRS, oldRSs := SplitReplicaSets(d, sets)
-	update := ComputeHash(&d.Spec.Template, d.Status.CollisionCount)
 	info := &WorkloadInfo{
 		Object:           d,
 		Replicas:         partitionReplicasOf(d),
@@ -26,11 +25,8 @@ func partitionDeploymentInfo(d *appsv1.Deployment, sets []appsv1.ReplicaSet, own
 	}
 	if newRS != nil {
 		info.UpdatedReplicas, info.UpdatedReadyReplicas = newRS.Status.Replicas, newRS.Status.ReadyReplicas
-		// A ReplicaSet found again after a rollback keeps the hash it was created with.
-		if h := newRS.Labels[rolloutsv1beta1.PodTemplateHashLabelKey]; h != "" {
-			update = h
-		}
 	}
+	update := updateRevision(d, newRS)
 	info.UpdateRevision = update
 	info.StableRevision = partitionStableRevision(d, oldRSs, update)
 	selector, err := partitionUpdatedPods(d, update)
@@ -39,6 +35,18 @@ func partitionDeploymentInfo(d *appsv1.Deployment, sets []appsv1.ReplicaSet, own
 	}
 	info.UpdatedPods = selector
 	return info, nil
+}
+
+// updateRevision is the pod-template-hash of d's template: the new ReplicaSet's label when there is one (a
+// ReplicaSet found again after a rollback keeps the hash it was created with), else computed, as
+// kube-controller-manager would name the ReplicaSet it creates (once per generation: templateHash).
+func updateRevision(d *appsv1.Deployment, newRS *appsv1.ReplicaSet) string {
+	if newRS != nil {
+		if h := newRS.Labels[rolloutsv1beta1.PodTemplateHashLabelKey]; h != "" {
+			return h
+		}
+	}
+	return templateHash(d)
 }
 
 // PartitionHeld reports whether a partition-style release holds d: paused with strategy Recreate and a
@@ -53,7 +61,7 @@ func PartitionHeld(d *appsv1.Deployment) bool {
 
 // SplitReplicaSets returns the new ReplicaSet of d (the oldest whose template equals d's, ignoring the
 // hash label, as kube-controller-manager picks it, and the batch labels stamped on it; nil when there is
-// none) and the others.
+// none) and the others. d and sets are objects as stored (isNewReplicaSet).
 func SplitReplicaSets(d *appsv1.Deployment, sets []appsv1.ReplicaSet) (*appsv1.ReplicaSet, []*appsv1.ReplicaSet) {
 	sorted := make([]*appsv1.ReplicaSet, 0, len(sets))
 	for i := range sets {
@@ -63,7 +71,7 @@ func SplitReplicaSets(d *appsv1.Deployment, sets []appsv1.ReplicaSet) (*appsv1.R
 	var newRS *appsv1.ReplicaSet
 	old := make([]*appsv1.ReplicaSet, 0, len(sorted))
 	for _, rs := range sorted {
-		if newRS == nil && EqualIgnoreHashAndBatch(&rs.Spec.Template, &d.Spec.Template) {
+		if newRS == nil && isNewReplicaSet(rs, d) {
 			newRS = rs
 			continue
 		}

@@ -36,21 +36,24 @@ func ReplicaSetOwnerKey(obj client.Object) []string {
 // OwnedReplicaSets reads the ReplicaSets d controls through ReplicaSetOwnerIndex. A reader without the
 // index refuses the list (a cache without it, or the API server, which has no such field selector): it
 // lists by d's selector instead, which also reports any other failure.
-func OwnedReplicaSets(ctx context.Context, r client.Reader, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
+// opts add to the list's options, such as client.UnsafeDisableDeepCopy for a caller that only reads.
+func OwnedReplicaSets(ctx context.Context, r client.Reader, d *appsv1.Deployment, opts ...client.ListOption) ([]appsv1.ReplicaSet, error) {
 	list := &appsv1.ReplicaSetList{}
-	if err := r.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingFields{ReplicaSetOwnerIndex: string(d.UID)}); err != nil {
-		return ownedBySelector(ctx, r, d)
+	byOwner := []client.ListOption{client.InNamespace(d.Namespace), client.MatchingFields{ReplicaSetOwnerIndex: string(d.UID)}}
+	if err := r.List(ctx, list, append(byOwner, opts...)...); err != nil {
+		return ownedBySelector(ctx, r, d, opts)
 	}
 	return list.Items, nil
 }
 
-func ownedBySelector(ctx context.Context, r client.Reader, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
+func ownedBySelector(ctx context.Context, r client.Reader, d *appsv1.Deployment, opts []client.ListOption) ([]appsv1.ReplicaSet, error) {
 	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 	if err != nil {
 		return nil, fmt.Errorf("deployment %s/%s selector: %w", d.Namespace, d.Name, err)
 	}
 	list := &appsv1.ReplicaSetList{}
-	if err := r.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+	bySelector := []client.ListOption{client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: selector}}
+	if err := r.List(ctx, list, append(bySelector, opts...)...); err != nil {
 		return nil, fmt.Errorf("listing ReplicaSets of %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	return partitionOwnedReplicaSets(d, list.Items), nil

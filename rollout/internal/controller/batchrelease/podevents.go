@@ -52,37 +52,44 @@ func becameReady(before, after client.Object) bool {
 	return ok1 && ok2 && pod.DeletionTimestamp.IsZero() && !podcondition.IsReady(old) && podcondition.IsReady(pod)
 }
 
-// podReleases are the unfinished releases of a pod's workload (its controller, or for a ReplicaSet's pod the
-// ReplicaSet's controller) that the pod's event concerns (podConcerns); the cache's own objects, read-only. A
-// batch is ready the moment its last pod is, and the workload's own status reports that only after its
-// controller has caught up.
+// podReleases are the unfinished releases of a pod's workload (podWorkload) that the pod's event concerns
+// (podConcerns); the cache's own objects, read-only. A batch is ready the moment its last pod is, and the
+// workload's own status reports that only after its controller has caught up.
 func (r *Reconciler) podReleases(ctx context.Context, pod client.Object) []*rolloutsv1beta1.BatchRelease {
-	// Every pod of the cluster passes here, all of them when the manager starts: one uncopied list of the
-	// namespace's releases, nothing more where it has none, and the ReplicaSet read without a copy.
-	owner := metav1.GetControllerOfNoCopy(pod)
-	list := &rolloutsv1beta1.BatchReleaseList{}
-	if owner == nil || r.Client.List(ctx, list, client.InNamespace(pod.GetNamespace()), client.UnsafeDisableDeepCopy) != nil ||
-		len(list.Items) == 0 {
+	// Every pod event of the cluster passes here: the releases are read through the workload index without a
+	// copy. Listing the namespace's instead made each event copy every release of it into a new slice, which
+	// with a thousand releases in one namespace was half of what the manager allocated.
+	owner := r.podWorkload(ctx, pod)
+	if owner == nil {
 		return nil
 	}
-	if owner.Kind == "ReplicaSet" {
-		rs := &appsv1.ReplicaSet{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pod.GetNamespace(), Name: owner.Name}, rs, client.UnsafeDisableDeepCopy); err != nil {
-			return nil
-		}
-		if owner = metav1.GetControllerOfNoCopy(rs); owner == nil {
-			return nil
-		}
+	list := &rolloutsv1beta1.BatchReleaseList{}
+	byWorkload := client.MatchingFields{workloadRefIndex: owner.Kind + "/" + owner.Name}
+	if r.Client.List(ctx, list, client.InNamespace(pod.GetNamespace()), byWorkload, client.UnsafeDisableDeepCopy) != nil {
+		return nil
 	}
 	var out []*rolloutsv1beta1.BatchRelease
 	for i := range list.Items {
 		br := &list.Items[i]
-		if workloadRefKey(br)[0] == owner.Kind+"/"+owner.Name && br.Status.Phase != rolloutsv1beta1.RolloutPhaseCompleted &&
-			podConcerns(br, pod) {
+		if br.Status.Phase != rolloutsv1beta1.RolloutPhaseCompleted && podConcerns(br, pod) {
 			out = append(out, br)
 		}
 	}
 	return out
+}
+
+// podWorkload is the workload a pod belongs to: its controller, or for a ReplicaSet's pod the ReplicaSet's
+// controller (read without a copy); nil for a pod with neither.
+func (r *Reconciler) podWorkload(ctx context.Context, pod client.Object) *metav1.OwnerReference {
+	owner := metav1.GetControllerOfNoCopy(pod)
+	if owner == nil || owner.Kind != "ReplicaSet" {
+		return owner
+	}
+	rs := &appsv1.ReplicaSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pod.GetNamespace(), Name: owner.Name}, rs, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	return metav1.GetControllerOfNoCopy(rs)
 }
 
 // podConcerns reports whether an event of pod, a pod of br's workload, can change what br plans. An old

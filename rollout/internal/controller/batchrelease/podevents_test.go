@@ -70,7 +70,8 @@ func TestPodEventsWakeOnceEnoughPodsAreReady(t *testing.T) {
 	br := &rolloutsv1beta1.BatchRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "br"},
 		Spec: rolloutsv1beta1.BatchReleaseSpec{WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}}
 	br.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
-	r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(rs, br).Build()}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&rolloutsv1beta1.BatchRelease{}, workloadRefIndex, workloadRefKey)
+	r := &Reconciler{Client: c.WithObjects(rs, br).Build()}
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
 	pod := func(ready corev1.ConditionStatus) *corev1.Pod {

@@ -35,7 +35,7 @@ func TestReleasesOfPod(t *testing.T) {
 		return br
 	}
 	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-abc", OwnerReferences: controlledBy("Deployment", "web")}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(rs,
+	c := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&rolloutsv1beta1.BatchRelease{}, workloadRefIndex, workloadRefKey).WithObjects(rs,
 		release("web", "web", rolloutsv1beta1.RolloutPhaseProgressing),
 		release("web-done", "web", rolloutsv1beta1.RolloutPhaseCompleted),
 		release("other", "api", rolloutsv1beta1.RolloutPhaseProgressing)).Build()
@@ -53,6 +53,7 @@ func TestReleasesOfPod(t *testing.T) {
 		{"a pod without a controller", pod("ns", nil), nil},
 		{"a pod whose ReplicaSet is unknown", pod("ns", controlledBy("ReplicaSet", "gone")), nil},
 		{"a pod in a namespace without releases", pod("elsewhere", controlledBy("ReplicaSet", "web-abc")), nil},
+		{"a pod of another kind of workload of the same name", pod("ns", controlledBy("StatefulSet", "web")), nil},
 	}
 	for _, tt := range tests {
 		var got []reconcile.Request
