@@ -125,7 +125,7 @@ func run() error {
 		return err
 	}
 	debug.SetGCPercent(opts.gcPercent)
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.zap)))
+	ctrl.SetLogger(lazyLogger(zap.New(zap.UseFlagOptions(&opts.zap))))
 	ctx := ctrl.SetupSignalHandler()
 
 	mgr, err := newManager(opts)
