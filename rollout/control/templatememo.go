@@ -1,11 +1,11 @@
 package control
 
 import (
-	"sync"
-
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/flotilla-dev/flotilla/workloads/memo"
 )
 
 // Every reconcile of a release, and of the Advanced Deployment controller, compares each ReplicaSet's template
@@ -15,9 +15,11 @@ import (
 // new spec (admission code compares templates itself). Objects without a UID or generation (built in memory)
 // are always computed.
 var (
-	newTemplates   = newMemo[templatePair, bool]()
-	templateHashes = newMemo[templateOf, string]()
+	newTemplates   = memo.New[templatePair, bool](templateMemoSize)
+	templateHashes = memo.New[templateOf, string](templateMemoSize)
 )
+
+const templateMemoSize = 8192
 
 type templatePair struct {
 	rs, d       types.UID
@@ -36,7 +38,7 @@ func isNewReplicaSet(rs *appsv1.ReplicaSet, d *appsv1.Deployment) bool {
 	if !stored(rs.UID, rs.Generation) || !stored(d.UID, d.Generation) {
 		return equal()
 	}
-	return newTemplates.get(templatePair{rs: rs.UID, d: d.UID, rsGen: rs.Generation, dGen: d.Generation}, equal)
+	return newTemplates.Get(templatePair{rs: rs.UID, d: d.UID, rsGen: rs.Generation, dGen: d.Generation}, equal)
 }
 
 // templateHash is ComputeHash of d's template and collision count.
@@ -45,39 +47,9 @@ func templateHash(d *appsv1.Deployment) string {
 	if !stored(d.UID, d.Generation) {
 		return hash()
 	}
-	return templateHashes.get(templateOf{d: d.UID, gen: d.Generation, collision: ptr.Deref(d.Status.CollisionCount, 0)}, hash)
+	return templateHashes.Get(templateOf{d: d.UID, gen: d.Generation, collision: ptr.Deref(d.Status.CollisionCount, 0)}, hash)
 }
 
 func stored(uid types.UID, generation int64) bool {
 	return uid != "" && generation > 0
-}
-
-// memo keeps computed values by key; it is emptied when full, which bounds it.
-type memo[K comparable, V any] struct {
-	mu     sync.Mutex
-	values map[K]V
-}
-
-const memoSize = 8192
-
-func newMemo[K comparable, V any]() *memo[K, V] {
-	return &memo[K, V]{values: map[K]V{}}
-}
-
-// get is the value kept for k, computed by compute (outside the lock) when there is none.
-func (m *memo[K, V]) get(k K, compute func() V) V {
-	m.mu.Lock()
-	v, ok := m.values[k]
-	m.mu.Unlock()
-	if ok {
-		return v
-	}
-	v = compute()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.values) >= memoSize {
-		clear(m.values)
-	}
-	m.values[k] = v
-	return v
 }

@@ -79,19 +79,3 @@ func TestTemplateHash(t *testing.T) {
 		seen[want] = s.name
 	}
 }
-
-func TestMemoIsBounded(t *testing.T) {
-	m := newMemo[int, int]()
-	for i := range memoSize + 10 {
-		if got := m.get(i, func() int { return i * 2 }); got != i*2 {
-			t.Fatalf("key %d: %d, want %d", i, got, i*2)
-		}
-	}
-	if n := len(m.values); n > memoSize {
-		t.Errorf("memo holds %d values, more than %d", n, memoSize)
-	}
-	// Full at key memoSize, the memo was emptied: key 3 is computed again.
-	if got := m.get(3, func() int { return -1 }); got != -1 {
-		t.Errorf("key 3 after the memo was emptied: %d, want it computed again", got)
-	}
-}

@@ -5,12 +5,12 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/memo"
 )
 
 // PodSidecarSet is one SidecarSet's entry in a pod's kruise.io/sidecarset-hash (or -hash-without-image)
@@ -27,7 +27,7 @@ type PodSidecarSet struct {
 // releases carry a plain name-to-hash map, which is read too; an annotation that is neither reads as empty.
 // The map is the caller's to change.
 func PodHashes(pod *corev1.Pod, key string) map[string]PodSidecarSet {
-	out := maps.Clone(parsedHashes.get(pod.Annotations[key]))
+	out := maps.Clone(parsedHashesOf(pod.Annotations[key]))
 	if out == nil {
 		out = map[string]PodSidecarSet{}
 	}
@@ -36,45 +36,30 @@ func PodHashes(pod *corev1.Pod, key string) map[string]PodSidecarSet {
 
 // podHash is one SidecarSet's entry of PodHashes, read without copying the map.
 func podHash(pod *corev1.Pod, key, setName string) PodSidecarSet {
-	return parsedHashes.get(pod.Annotations[key])[setName]
+	return parsedHashesOf(pod.Annotations[key])[setName]
 }
 
-// hashMemo keeps parsed hash annotations by their text. A SidecarSet's reconcile reads the annotation of
+// parsedHashes keeps parsed hash annotations by their text. A SidecarSet's reconcile reads the annotation of
 // every pod it selects, and runs after each of their events: parsing them all every time was most of the
 // manager's CPU while pods were created. Pods injected or updated in the same second carry the same text,
-// and a pod's text changes only when it is written. The memo is emptied when full, which bounds it; the
-// maps it holds are never changed (PodHashes hands out copies).
-type hashMemo struct {
-	mu      sync.Mutex
-	entries map[string]map[string]PodSidecarSet
-}
+// and a pod's text changes only when it is written. The maps it keeps are never changed (PodHashes hands out
+// copies).
+var parsedHashes = memo.New[string, map[string]PodSidecarSet](hashMemoSize)
 
 const hashMemoSize = 4096
 
-var parsedHashes = &hashMemo{entries: map[string]map[string]PodSidecarSet{}}
-
-// get parses raw once while the memo keeps it; an annotation that does not parse reads as empty.
-func (m *hashMemo) get(raw string) map[string]PodSidecarSet {
+// parsedHashesOf is raw parsed, once while the memo keeps it; an annotation that does not parse reads as empty.
+func parsedHashesOf(raw string) map[string]PodSidecarSet {
 	if raw == "" {
 		return nil
 	}
-	m.mu.Lock()
-	parsed, ok := m.entries[raw]
-	m.mu.Unlock()
-	if ok {
+	return parsedHashes.Get(raw, func() map[string]PodSidecarSet {
+		parsed, err := parsePodHashes(raw)
+		if err != nil {
+			return map[string]PodSidecarSet{}
+		}
 		return parsed
-	}
-	parsed, err := parsePodHashes(raw)
-	if err != nil {
-		parsed = map[string]PodSidecarSet{}
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.entries) >= hashMemoSize {
-		clear(m.entries)
-	}
-	m.entries[raw] = parsed
-	return parsed
+	})
 }
 
 // parsePodHashes reads either format of a hash annotation; "" is an empty map.

@@ -149,18 +149,17 @@ func TestPodHashesAreTheCallersToChange(t *testing.T) {
 	}
 }
 
-func TestHashMemoIsBounded(t *testing.T) {
-	m := &hashMemo{entries: map[string]map[string]PodSidecarSet{}}
+func TestParsedHashesAreBounded(t *testing.T) {
 	for i := range hashMemoSize + 10 {
 		raw := `{"s` + strings.Repeat("x", i%7) + `":"h"}` + strings.Repeat(" ", i/7)
-		if got := m.get(raw); len(got) != 1 {
+		if got := parsedHashesOf(raw); len(got) != 1 {
 			t.Fatalf("%q read as %+v", raw, got)
 		}
 	}
-	if n := len(m.entries); n > hashMemoSize {
+	if n := parsedHashes.Len(); n > hashMemoSize {
 		t.Errorf("the memo holds %d entries, more than %d", n, hashMemoSize)
 	}
-	if got := m.get("not json"); len(got) != 0 {
+	if got := parsedHashesOf("not json"); len(got) != 0 {
 		t.Errorf("a malformed annotation read as %+v", got)
 	}
 }
