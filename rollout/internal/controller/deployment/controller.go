@@ -143,10 +143,11 @@ func (r *Reconciler) invalid(d *appsv1.Deployment, err error) error {
 	return reconcile.TerminalError(err)
 }
 
-// replicaSets lists from the cache the ReplicaSets d controls.
+// replicaSets lists from the cache the ReplicaSets d controls, without a copy: a reconcile only reads them,
+// and each write starts from a copy of its own (scale).
 func (r *Reconciler) replicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
 	if _, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err != nil {
 		return nil, r.invalid(d, fmt.Errorf("selector: %w", err))
 	}
-	return control.OwnedReplicaSets(ctx, r.Client, d)
+	return control.OwnedReplicaSets(ctx, r.Client, d, client.UnsafeDisableDeepCopy)
 }
