@@ -8,55 +8,106 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
-// writeServingFiles writes the serving key and certificate into dir,
-// skipping files that already hold the wanted content. It reports whether
-// anything was written.
+// The serving pair lives in a directory of its own that the link dataLink names; the two names the webhook
+// server reads are links through dataLink. A new pair is written into a new directory and dataLink swapped to
+// it in one rename, so no reader ever gets the certificate of one pair with the key of another (controller-
+// runtime's certificate watcher logs such a read as an error, at every start and rotation when the files were
+// replaced one by one). Projected volumes in a pod use the same layout.
+const (
+	dataLink   = "..data"
+	pairPrefix = "..pair-"
+)
+
+// writeServingFiles writes the serving key and certificate into dir, unless dir already serves them. It
+// reports whether anything was written.
 func writeServingFiles(dir, certName, keyName string, b Bundle) (bool, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false, fmt.Errorf("creating cert dir: %w", err)
 	}
-	// The key goes first: a watcher that reads between the two writes
-	// sees a mismatched pair, rejects it and keeps the previous one.
-	keyChanged, err := writeFileIfChanged(filepath.Join(dir, keyName), b.Key, 0o600)
-	if err != nil {
-		return false, err
-	}
-	certChanged, err := writeFileIfChanged(filepath.Join(dir, certName), b.Cert, 0o644)
-	if err != nil {
-		return false, err
-	}
-	return keyChanged || certChanged, nil
-}
-
-func writeFileIfChanged(path string, data []byte, mode fs.FileMode) (bool, error) {
-	current, err := os.ReadFile(path)
-	if err == nil && bytes.Equal(current, data) {
+	if serves(dir, certName, b.Cert) && serves(dir, keyName, b.Key) {
 		return false, nil
 	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if err := writeFileAtomic(path, data, mode); err != nil {
+	pair, err := writePair(dir, certName, keyName, b)
+	if err != nil {
 		return false, err
+	}
+	previous, _ := os.Readlink(filepath.Join(dir, dataLink))
+	if err := replaceWithLink(dir, dataLink, pair); err != nil {
+		return false, errors.Join(err, os.RemoveAll(filepath.Join(dir, pair)))
+	}
+	for _, name := range []string{keyName, certName} {
+		if err := replaceWithLink(dir, name, filepath.Join(dataLink, name)); err != nil {
+			return false, err
+		}
+	}
+	if previous != pair && isPairDir(previous) {
+		// Its files going is what tells a watcher of the old ones to read again.
+		if err := os.RemoveAll(filepath.Join(dir, previous)); err != nil {
+			return false, fmt.Errorf("removing the previous pair: %w", err)
+		}
 	}
 	return true, nil
 }
 
-// writeFileAtomic replaces path in one rename, so readers never see a
-// partly written file.
-func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("creating temporary file for %s: %w", path, err)
+// serves reports whether name in dir is a link through dataLink to data.
+func serves(dir, name string, data []byte) bool {
+	target, err := os.Readlink(filepath.Join(dir, name))
+	if err != nil || target != filepath.Join(dataLink, name) {
+		return false
 	}
-	defer os.Remove(tmp.Name()) // gone after a successful rename
-	if err := writeAndClose(tmp, data, mode); err != nil {
+	current, err := os.ReadFile(filepath.Join(dir, name))
+	return err == nil && bytes.Equal(current, data)
+}
+
+func isPairDir(name string) bool {
+	return strings.HasPrefix(name, pairPrefix) && !strings.ContainsRune(name, filepath.Separator)
+}
+
+// writePair writes both files into a new directory of dir and returns its name.
+func writePair(dir, certName, keyName string, b Bundle) (string, error) {
+	pair, err := os.MkdirTemp(dir, pairPrefix)
+	if err != nil {
+		return "", fmt.Errorf("creating a directory for the serving pair: %w", err)
+	}
+	err = errors.Join(writeNew(filepath.Join(pair, keyName), b.Key, 0o600),
+		writeNew(filepath.Join(pair, certName), b.Cert, 0o644))
+	if err != nil {
+		return "", errors.Join(err, os.RemoveAll(pair))
+	}
+	return filepath.Base(pair), nil
+}
+
+func writeNew(path string, data []byte, mode fs.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", path, err)
+	}
+	if err := writeAndClose(f, data, mode); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("renaming into %s: %w", path, err)
+	return nil
+}
+
+// replaceWithLink makes name in dir a link to target in one rename (whatever name was before).
+func replaceWithLink(dir, name, target string) error {
+	path := filepath.Join(dir, name)
+	if current, err := os.Readlink(path); err == nil && current == target {
+		return nil
+	}
+	tmp, err := os.MkdirTemp(dir, ".link-")
+	if err != nil {
+		return fmt.Errorf("linking %s: %w", path, err)
+	}
+	defer os.RemoveAll(tmp)
+	link := filepath.Join(tmp, name)
+	if err := os.Symlink(target, link); err != nil {
+		return fmt.Errorf("linking %s: %w", path, err)
+	}
+	if err := os.Rename(link, path); err != nil {
+		return fmt.Errorf("linking %s: %w", path, err)
 	}
 	return nil
 }

@@ -2,13 +2,17 @@ package webhooks
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+	cwmetrics "sigs.k8s.io/controller-runtime/pkg/certwatcher/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
@@ -35,9 +39,54 @@ func TestWriteServingFiles(t *testing.T) {
 		assertFile(t, filepath.Join(dir, DefaultKeyName), s.b.Key, 0o600)
 	}
 	entries, err := os.ReadDir(dir)
-	if err != nil || len(entries) != 2 {
-		t.Errorf("cert dir holds %d entries (%v), want only the two files", len(entries), err)
+	if err != nil || len(entries) != 4 {
+		t.Errorf("cert dir holds %d entries (%v), want the two links, %s and the one pair", len(entries), err, dataLink)
 	}
+}
+
+// TestRotationSeenByCertWatcher rotates the pair under controller-runtime's certificate watcher, as the manager's
+// webhook server runs it: every read it makes must find a matching pair, and it must end on the last one.
+func TestRotationSeenByCertWatcher(t *testing.T) {
+	dir := t.TempDir()
+	certPath, keyPath := filepath.Join(dir, DefaultCertName), filepath.Join(dir, DefaultKeyName)
+	if _, err := writeServingFiles(dir, DefaultCertName, DefaultKeyName, mustBundle(t, t0, testCfg)); err != nil {
+		t.Fatal(err)
+	}
+	cw, err := certwatcher.New(certPath, keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() { _ = cw.Start(ctx) }()
+	errorsBefore := testutil.ToFloat64(cwmetrics.ReadCertificateErrors)
+	var last Bundle
+	for range 5 {
+		time.Sleep(200 * time.Millisecond) // the watches are added once Start runs
+		last = mustBundle(t, t0, testCfg)
+		if _, err := writeServingFiles(dir, DefaultCertName, DefaultKeyName, last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := tls.X509KeyPair(last.Cert, last.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !servesCert(cw, want) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !servesCert(cw, want) {
+		t.Error("the watcher never loaded the last pair")
+	}
+	if n := testutil.ToFloat64(cwmetrics.ReadCertificateErrors) - errorsBefore; n != 0 {
+		t.Errorf("the watcher failed %v reads during the rotations, want none", n)
+	}
+}
+
+func servesCert(cw *certwatcher.CertWatcher, want tls.Certificate) bool {
+	got, _ := cw.GetCertificate(nil)
+	return got != nil && bytes.Equal(got.Certificate[0], want.Certificate[0])
 }
 
 func assertFile(t *testing.T, path string, want []byte, mode os.FileMode) {
