@@ -39,7 +39,7 @@ func (h hooks) notReadyKeys(state pub.LifecycleStateType) []string {
 func ApplyReadiness(pod *corev1.Pod, d Decision, now time.Time) bool {
 	at := metav1.NewTime(now)
 	changed := false
-	for _, key := range []string{PreDeleteHookKey, PreUpdateHookKey} {
+	for _, key := range readinessKeys {
 		if slices.Contains(d.NotReady, key) {
 			changed = podreadiness.AddNotReady(pod, NotReadyUserAgent, key, at) || changed
 		} else {
@@ -47,4 +47,19 @@ func ApplyReadiness(pod *corev1.Pod, d Decision, now time.Time) bool {
 		}
 	}
 	return changed
+}
+
+var readinessKeys = []string{PreDeleteHookKey, PreUpdateHookKey}
+
+// ReadinessChanges reports whether ApplyReadiness would change the pod, leaving it as it is: the check a
+// controller makes for each of its pods on every reconcile, so it copies nothing.
+func ReadinessChanges(pod *corev1.Pod, d Decision) bool {
+	for _, key := range readinessKeys {
+		held := slices.Contains(d.NotReady, key)
+		if held && podreadiness.AddsNotReady(pod, NotReadyUserAgent, key) ||
+			!held && podreadiness.RemovesNotReady(pod, NotReadyUserAgent, key) {
+			return true
+		}
+	}
+	return false
 }

@@ -4,7 +4,32 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 )
+
+// TestEachRunsWorkersAtOnce holds every call until four are running: with fewer at once, they time out.
+func TestEachRunsWorkersAtOnce(t *testing.T) {
+	var entered atomic.Int32
+	var timedOut atomic.Bool
+	err := Each(make([]struct{}, 8), 4, func(struct{}) error {
+		entered.Add(1)
+		deadline := time.Now().Add(5 * time.Second)
+		for entered.Load() < 4 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		timedOut.Store(timedOut.Load() || entered.Load() < 4)
+		return nil
+	})
+	if err != nil || timedOut.Load() || entered.Load() != 8 {
+		t.Errorf("err %v, timed out %v, %d calls: want 8 calls, four at once", err, timedOut.Load(), entered.Load())
+	}
+}
+
+func TestEachWithNoItems(t *testing.T) {
+	if err := Each(nil, 4, func(int) error { return errors.New("called") }); err != nil {
+		t.Error(err)
+	}
+}
 
 func TestEachBoundsAndJoins(t *testing.T) {
 	var running, peak, calls atomic.Int32

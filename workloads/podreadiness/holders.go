@@ -46,14 +46,11 @@ func Condition(pod *corev1.Pod) *corev1.PodCondition {
 // pod's Ready condition False, so endpoints drop the pod at once rather than after the kubelet's next
 // status sync. A message that is not a holder list is replaced: holding the pod is the safe side.
 func AddNotReady(pod *corev1.Pod, userAgent, key string, now metav1.Time) bool {
-	if !HasGate(pod) {
+	if !AddsNotReady(pod, userAgent, key) {
 		return false
 	}
 	c := ensureCondition(pod)
-	holders, err := decodeHolders(c)
-	if err == nil && c.Status == corev1.ConditionFalse && slices.Contains(holders, Holder{userAgent, key}) {
-		return false
-	}
+	holders, _ := decodeHolders(c)
 	holders = append(holders, Holder{UserAgent: userAgent, Key: key})
 	setHolders(c, holders, now)
 	podcondition.MarkNotReady(pod, ReasonReadinessGatesNotReady,
@@ -66,14 +63,30 @@ func AddNotReady(pod *corev1.Pod, userAgent, key string, now metav1.Time) bool {
 // is left alone (changed is false): whether it names this holder cannot be told, and releasing a pod
 // someone else holds would be the unsafe side.
 func RemoveNotReady(pod *corev1.Pod, userAgent, key string, now metav1.Time) bool {
-	c := Condition(pod)
-	holders, err := decodeHolders(c)
-	if err != nil || !slices.Contains(holders, Holder{userAgent, key}) {
+	if !RemovesNotReady(pod, userAgent, key) {
 		return false
 	}
+	c := Condition(pod)
+	holders, _ := decodeHolders(c)
 	holders = slices.DeleteFunc(holders, func(h Holder) bool { return h == Holder{userAgent, key} })
 	setHolders(c, holders, now)
 	return true
+}
+
+// AddsNotReady reports whether AddNotReady would change the pod, leaving it as it is.
+func AddsNotReady(pod *corev1.Pod, userAgent, key string) bool {
+	if !HasGate(pod) {
+		return false
+	}
+	c := Condition(pod)
+	holders, err := decodeHolders(c)
+	return err != nil || c == nil || c.Status != corev1.ConditionFalse || !slices.Contains(holders, Holder{userAgent, key})
+}
+
+// RemovesNotReady reports whether RemoveNotReady would change the pod, leaving it as it is.
+func RemovesNotReady(pod *corev1.Pod, userAgent, key string) bool {
+	holders, err := decodeHolders(Condition(pod))
+	return err == nil && slices.Contains(holders, Holder{userAgent, key})
 }
 
 // decodeHolders reads a condition's message; an absent condition or an empty message holds nothing.

@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -24,7 +22,7 @@ func decide(cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod, intent lifecycle.Int
 // them, one write carries both.
 func (r *Reconciler) applyDecision(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod, d lifecycle.Decision, pending func(*corev1.Pod) bool) error {
 	now := r.Clock.Now()
-	if pending == nil && lifecycle.State(p) == d.State && !readinessChanges(p, d, now) {
+	if pending == nil && lifecycle.State(p) == d.State && !lifecycle.ReadinessChanges(p, d) {
 		// The common case on every reconcile: spare the writers' deep copies of every pod.
 		return nil
 	}
@@ -53,14 +51,4 @@ func settleIntent(p *corev1.Pod, updateRevision string, inPlaceDone bool) lifecy
 		return lifecycle.IntentUpdateFinished
 	}
 	return lifecycle.IntentSettle
-}
-
-// readinessChanges reports whether the decision changes the pod's KruisePodReady holders, trying it on a
-// copy of the conditions only.
-func readinessChanges(p *corev1.Pod, d lifecycle.Decision, now time.Time) bool {
-	probe := &corev1.Pod{
-		Spec:   corev1.PodSpec{ReadinessGates: p.Spec.ReadinessGates},
-		Status: corev1.PodStatus{Conditions: slices.Clone(p.Status.Conditions)},
-	}
-	return lifecycle.ApplyReadiness(probe, d, now)
 }

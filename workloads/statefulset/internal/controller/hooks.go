@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -17,7 +15,7 @@ import (
 // both (the pods/status endpoint keeps label changes).
 func (r *Reconciler) applyDecision(ctx context.Context, set *kruiseappsv1beta1.StatefulSet, p *corev1.Pod, d lifecycle.Decision, pending func(*corev1.Pod) bool) error {
 	now := r.Clock.Now()
-	if pending == nil && lifecycle.State(p) == d.State && !readinessChanges(p, d, now) {
+	if pending == nil && lifecycle.State(p) == d.State && !lifecycle.ReadinessChanges(p, d) {
 		// The common case on every reconcile: spare the writers' deep copies of every pod.
 		return nil
 	}
@@ -35,14 +33,4 @@ func (r *Reconciler) applyDecision(ctx context.Context, set *kruiseappsv1beta1.S
 		return err
 	}
 	return r.patchPod(ctx, set, p, func(p *corev1.Pod) bool { return lifecycle.SetState(p, d.State, now) })
-}
-
-// readinessChanges reports whether the decision changes the pod's KruisePodReady holders, trying it on a copy
-// of the conditions only.
-func readinessChanges(p *corev1.Pod, d lifecycle.Decision, now time.Time) bool {
-	probe := &corev1.Pod{
-		Spec:   corev1.PodSpec{ReadinessGates: p.Spec.ReadinessGates},
-		Status: corev1.PodStatus{Conditions: slices.Clone(p.Status.Conditions)},
-	}
-	return lifecycle.ApplyReadiness(probe, d, now)
 }

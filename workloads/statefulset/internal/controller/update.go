@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +15,7 @@ import (
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
+	"github.com/flotilla-dev/flotilla/workloads/parallel"
 	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
 )
@@ -26,18 +26,7 @@ const podWorkers = 16
 // eachPod runs fn for every pod, at most podWorkers at once, and joins their errors: one pod's lost write
 // race must not hold the others back.
 func eachPod(pods []*corev1.Pod, fn func(*corev1.Pod) error) error {
-	errs := make([]error, len(pods))
-	slots := make(chan struct{}, podWorkers)
-	var wg sync.WaitGroup
-	for i, p := range pods {
-		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			errs[i] = fn(p)
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return parallel.Each(pods, podWorkers, fn)
 }
 
 // updatePods moves the planned pods to the update revision.
