@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -171,4 +172,29 @@ func TestPriorityQueueKeepsTheFoldedEvent(t *testing.T) {
 	take("the Add from elsewhere")
 	p.Add(q, a)
 	take("the event after it")
+}
+
+func TestControllerOf(t *testing.T) {
+	owned := func(apiVersion, kind string, controller bool) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: apiVersion, Kind: kind, Name: "owner", Controller: &controller},
+		}}}
+	}
+	mapFn := ControllerOf(schema.GroupKind{Group: "apps.kruise.io", Kind: "CloneSet"})
+	want := []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "owner"}}}
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want []reconcile.Request
+	}{
+		{"controlled by a CloneSet of any version", owned("apps.kruise.io/v1beta1", "CloneSet", true), want},
+		{"an owner that is not the controller", owned("apps.kruise.io/v1alpha1", "CloneSet", false), nil},
+		{"a kind of that name in another group", owned("example.com/v1", "CloneSet", true), nil},
+		{"another kind of the group", owned("apps.kruise.io/v1alpha1", "DaemonSet", true), nil},
+		{"no owner", &corev1.Pod{}, nil},
+	} {
+		if got := mapFn(context.Background(), tc.pod); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

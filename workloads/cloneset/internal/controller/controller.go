@@ -21,6 +21,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
 	"github.com/flotilla-dev/flotilla/workloads/orphans"
+	"github.com/flotilla-dev/flotilla/workloads/paced"
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
 	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
@@ -87,7 +88,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		For(&kruiseappsv1alpha1.CloneSet{}).
-		Owns(&corev1.Pod{}).
+		Watches(&corev1.Pod{}, paced.OwnedPods(cloneSetKind.GroupKind())).
 		Watches(&corev1.Pod{}, r.adopters(), builder.WithPredicates(orphans.Predicate)).
 		Owns(&corev1.PersistentVolumeClaim{}).
 		Complete(r)

@@ -25,6 +25,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
 	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
 	"github.com/flotilla-dev/flotilla/workloads/orphans"
+	"github.com/flotilla-dev/flotilla/workloads/paced"
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
 	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
@@ -78,7 +79,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		For(&kruiseappsv1alpha1.DaemonSet{}).
-		Owns(&corev1.Pod{}).
+		Watches(&corev1.Pod{}, paced.OwnedPods(plan.Kind.GroupKind())).
 		Watches(&corev1.Pod{}, r.adopters(), builder.WithPredicates(orphans.Predicate)).
 		Owns(&appsv1.ControllerRevision{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allDaemonSets), builder.WithPredicates(nodeplacement.NodeChanged)).

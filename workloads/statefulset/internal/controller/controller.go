@@ -22,6 +22,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/cacheindex"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
 	"github.com/flotilla-dev/flotilla/workloads/orphans"
+	"github.com/flotilla-dev/flotilla/workloads/paced"
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
 	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
@@ -84,7 +85,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		For(&kruiseappsv1beta1.StatefulSet{}).
-		Owns(&corev1.Pod{}).
+		Watches(&corev1.Pod{}, paced.OwnedPods(setKind.GroupKind())).
 		Watches(&corev1.Pod{}, r.adopters(), builder.WithPredicates(orphans.Predicate)).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(claimOwner)).
 		Complete(r)
