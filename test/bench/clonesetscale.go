@@ -147,7 +147,7 @@ func newScaleTarget(env *Env, dyn dynamic.Interface, kind, name string) scaleTar
 	case kindCloneSet:
 		return cloneSetTarget(dyn, name)
 	case kindGatedReplicaSet:
-		return gatedReplicaSetTarget(env.Kube, name)
+		return gatedReplicaSetTarget(env, name)
 	}
 	return replicaSetTarget(env.Kube, name)
 }

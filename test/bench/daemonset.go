@@ -98,7 +98,7 @@ func runDaemonSet(ctx context.Context, env *Env, dyn dynamic.Interface, kcm Proc
 	run := daemonSetRun{Kind: kind}
 	ds := daemonSetKinds[kind]
 	if ds.gated {
-		stop, err := settleGates(ctx, env.Kube, daemonSetNamespace, name, daemonSetGate)
+		stop, err := settleGates(ctx, env, daemonSetNamespace, name, daemonSetGate)
 		if err != nil {
 			return run, err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/e2e/framework"
@@ -40,9 +41,35 @@ type Env struct {
 	// WorkDir holds the manager's binary, certificates and log.
 	WorkDir string
 
-	log     io.Writer
-	binary  func(context.Context) (string, error)
-	scraper *http.Client
+	log        io.Writer
+	binary     func(context.Context) (string, error)
+	scraper    *http.Client
+	gateWriter kubernetes.Interface
+}
+
+// GateWriter is the client of the writes the harness makes in a controller's stead (the gated baselines'
+// readiness gates set True). It authenticates as the manager does (cluster.ControllerUser), so that API Priority
+// and Fairness files those writes as an installed controller's (workload-low) and not as system:masters'
+// (exempt, never queued), which no controller's writes are.
+func (e *Env) GateWriter(ctx context.Context) (kubernetes.Interface, error) {
+	if e.gateWriter != nil {
+		return e.gateWriter, nil
+	}
+	if e.Cluster == nil {
+		return nil, fmt.Errorf("scenario has no cluster")
+	}
+	path, err := e.Cluster.ControllerKubeconfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", path, err)
+	}
+	if e.gateWriter, err = kubernetes.NewForConfig(benchConfig(cfg)); err != nil {
+		return nil, fmt.Errorf("creating the gate writer's client: %w", err)
+	}
+	return e.gateWriter, nil
 }
 
 // Logf prints a progress line.

@@ -12,25 +12,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 )
 
 // kindGatedReplicaSet is a ReplicaSet whose pods carry two readiness gates, as a CloneSet's do
 // (InPlaceUpdateReady, KruisePodReady), set True by the harness in one status write per pod, sent as soon as
-// the harness sees the pod. It is what the cluster pays for the gates alone, with no controller's cost: the
+// the harness sees the pod, as an installed controller (Env.GateWriter). It is what the cluster pays for the gates alone, with no controller's cost: the
 // least any controller that gates its pods as upstream's CloneSet does can take.
 const kindGatedReplicaSet = "GatedReplicaSet"
 
 // Its gates are its own, so that no controller of the manager writes them.
 var benchGates = []corev1.PodConditionType{"bench.flotilla.dev/gate-a", "bench.flotilla.dev/gate-b"}
 
-// settleSlots bounds the harness's settle writes in flight, as the CloneSet controller bounds its own.
-const settleSlots = 256
+// settleSlots bounds the harness's settle writes in flight, as the CloneSet controller bounds its own
+// (createWorkers): filed as a controller's, more would be rejected (HTTP 429) and retried a second later.
+const settleSlots = 128
 
-func gatedReplicaSetTarget(kube kubernetes.Interface, name string) scaleTarget {
-	t := replicaSetTarget(kube, name)
+func gatedReplicaSetTarget(env *Env, name string) scaleTarget {
+	t := replicaSetTarget(env.Kube, name)
 	t.kind = kindGatedReplicaSet
-	sets := kube.AppsV1().ReplicaSets(scaleNamespace)
+	sets := env.Kube.AppsV1().ReplicaSets(scaleNamespace)
 	t.create = func(ctx context.Context) error {
 		rs := benchReplicaSet(scaleNamespace, name, 0)
 		for _, g := range benchGates {
@@ -42,14 +42,18 @@ func gatedReplicaSetTarget(kube kubernetes.Interface, name string) scaleTarget {
 		return nil
 	}
 	t.helper = func(ctx context.Context) (func() (int64, error), error) {
-		return settleGates(ctx, kube, scaleNamespace, name, benchGates)
+		return settleGates(ctx, env, scaleNamespace, name, benchGates)
 	}
 	return t
 }
 
 // settleGates sets gates True on every new pod of the workload name in namespace until the returned stop,
 // which reports how many writes that took.
-func settleGates(ctx context.Context, kube kubernetes.Interface, namespace, name string, gates []corev1.PodConditionType) (func() (int64, error), error) {
+func settleGates(ctx context.Context, env *Env, namespace, name string, gates []corev1.PodConditionType) (func() (int64, error), error) {
+	kube, err := env.GateWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
 	pods := kube.CoreV1().Pods(namespace)
 	selector := "app=" + name
 	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector})

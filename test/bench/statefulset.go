@@ -191,7 +191,8 @@ func nativeStatefulSetTarget(kube kubernetes.Interface, namespace, name string) 
 
 // gatedStatefulSetTarget is nativeStatefulSetTarget with the harness's readiness gates on the pods, set True
 // by the harness as it sees each pod.
-func gatedStatefulSetTarget(kube kubernetes.Interface, namespace, name string) scaleTarget {
+func gatedStatefulSetTarget(env *Env, namespace, name string) scaleTarget {
+	kube := env.Kube
 	t := nativeStatefulSetTarget(kube, namespace, name)
 	t.kind = kindGatedStatefulSet
 	t.create = func(ctx context.Context) error {
@@ -205,7 +206,7 @@ func gatedStatefulSetTarget(kube kubernetes.Interface, namespace, name string) s
 		return nil
 	}
 	t.helper = func(ctx context.Context) (func() (int64, error), error) {
-		return settleGates(ctx, kube, namespace, name, benchGates)
+		return settleGates(ctx, env, namespace, name, benchGates)
 	}
 	return t
 }

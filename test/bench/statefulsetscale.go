@@ -80,7 +80,7 @@ func statefulSetScaleTarget(env *Env, dyn dynamic.Interface, kind, name string) 
 	case kindAdvancedStatefulSet:
 		return advancedStatefulSetTarget(dyn, statefulSetScaleNamespace, name)
 	case kindGatedStatefulSet:
-		return gatedStatefulSetTarget(env.Kube, statefulSetScaleNamespace, name)
+		return gatedStatefulSetTarget(env, statefulSetScaleNamespace, name)
 	default:
 		return nativeStatefulSetTarget(env.Kube, statefulSetScaleNamespace, name)
 	}
