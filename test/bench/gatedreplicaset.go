@@ -16,8 +16,9 @@ import (
 
 // kindGatedReplicaSet is a ReplicaSet whose pods carry two readiness gates, as a CloneSet's do
 // (InPlaceUpdateReady, KruisePodReady), set True by the harness in one status write per pod, sent as soon as
-// the harness sees the pod, as an installed controller (Env.GateWriter). It is what the cluster pays for the gates alone, with no controller's cost: the
-// least any controller that gates its pods as upstream's CloneSet does can take.
+// the harness sees the pod, as an installed controller would send it (Env.GateWriter). It is what the cluster
+// pays for the gates alone, with no controller's cost: the least any controller that gates its pods as
+// upstream's CloneSet does can take.
 const kindGatedReplicaSet = "GatedReplicaSet"
 
 // Its gates are its own, so that no controller of the manager writes them.
