@@ -19,6 +19,7 @@ import (
 const (
 	dataLink   = "..data"
 	pairPrefix = "..pair-"
+	linkPrefix = ".link-"
 )
 
 // writeServingFiles writes the serving key and certificate into dir, unless dir already serves them. It
@@ -34,7 +35,6 @@ func writeServingFiles(dir, certName, keyName string, b Bundle) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	previous, _ := os.Readlink(filepath.Join(dir, dataLink))
 	if err := replaceWithLink(dir, dataLink, pair); err != nil {
 		return false, errors.Join(err, os.RemoveAll(filepath.Join(dir, pair)))
 	}
@@ -43,13 +43,24 @@ func writeServingFiles(dir, certName, keyName string, b Bundle) (bool, error) {
 			return false, err
 		}
 	}
-	if previous != pair && isPairDir(previous) {
-		// Its files going is what tells a watcher of the old ones to read again.
-		if err := os.RemoveAll(filepath.Join(dir, previous)); err != nil {
-			return false, fmt.Errorf("removing the previous pair: %w", err)
+	return true, sweep(dir, pair)
+}
+
+// sweep removes every pair directory but keep, and what an interrupted write left: the previous pair's files
+// going is what tells a watcher of them to read again.
+func sweep(dir, keep string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("reading cert dir: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		stale := (strings.HasPrefix(e.Name(), pairPrefix) && e.Name() != keep) || strings.HasPrefix(e.Name(), linkPrefix)
+		if stale && e.IsDir() {
+			errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
 		}
 	}
-	return true, nil
+	return errors.Join(errs...)
 }
 
 // serves reports whether name in dir is a link through dataLink to data.
@@ -60,10 +71,6 @@ func serves(dir, name string, data []byte) bool {
 	}
 	current, err := os.ReadFile(filepath.Join(dir, name))
 	return err == nil && bytes.Equal(current, data)
-}
-
-func isPairDir(name string) bool {
-	return strings.HasPrefix(name, pairPrefix) && !strings.ContainsRune(name, filepath.Separator)
 }
 
 // writePair writes both files into a new directory of dir and returns its name.
@@ -97,7 +104,7 @@ func replaceWithLink(dir, name, target string) error {
 	if current, err := os.Readlink(path); err == nil && current == target {
 		return nil
 	}
-	tmp, err := os.MkdirTemp(dir, ".link-")
+	tmp, err := os.MkdirTemp(dir, linkPrefix)
 	if err != nil {
 		return fmt.Errorf("linking %s: %w", path, err)
 	}

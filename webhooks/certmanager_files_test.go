@@ -18,6 +18,12 @@ import (
 
 func TestWriteServingFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "certs")
+	// What a write interrupted before its sweep leaves: the next write removes it.
+	for _, stale := range []string{pairPrefix + "interrupted", linkPrefix + "interrupted"} {
+		if err := os.MkdirAll(filepath.Join(dir, stale), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
 	first, second := mustBundle(t, t0, testCfg), mustBundle(t, t0, testCfg)
 	steps := []struct {
 		b           Bundle
