@@ -18,7 +18,6 @@ import (
 	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
-	rolloutcontroller "github.com/flotilla-dev/flotilla/rollout/internal/controller/rollout"
 	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
@@ -148,22 +147,6 @@ func (m *workloadMutator) matchingRollout(ctx context.Context, req admission.Req
 	}
 	gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
 	return rolloutadmission.MatchingRollout(rollouts, namespace, gk, obj.GetName()), nil
-}
-
-// rolloutsNaming reads the namespace's Rollouts naming a workload of kind and name through the Rollout
-// controller's index: every workload update and every Rollout write passes here, and listing a namespace of a
-// thousand Rollouts copies them all each time. A reader without the index (no Rollout controller in this
-// manager) lists them all.
-func rolloutsNaming(ctx context.Context, reader client.Reader, namespace, kind, name string) ([]rolloutsv1beta1.Rollout, error) {
-	list := &rolloutsv1beta1.RolloutList{}
-	byRef := client.MatchingFields{rolloutcontroller.WorkloadRefIndex: kind + "/" + name}
-	if err := reader.List(ctx, list, client.InNamespace(namespace), byRef); err == nil {
-		return list.Items, nil
-	}
-	if err := reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("listing Rollouts: %w", err)
-	}
-	return list.Items, nil
 }
 
 // replicaSets reads the ReplicaSets d controls, the ones FreezeDeployment reads.

@@ -68,13 +68,13 @@ func (v *rolloutValidator) validateV1alpha1(ctx context.Context, req admission.R
 	if err := v.decode(req, req.Object, r); err != nil {
 		return nil, nil, err
 	}
-	var ref rolloutsv1alpha1.WorkloadRef
-	if r.Spec.ObjectRef.WorkloadRef != nil {
-		ref = *r.Spec.ObjectRef.WorkloadRef
-	}
-	others, err := v.others(ctx, r.Namespace, ref.Kind, ref.Name)
-	if err != nil {
-		return nil, nil, err
+	var others []rolloutsv1beta1.Rollout
+	if ref := r.Spec.ObjectRef.WorkloadRef; ref != nil {
+		// A Rollout naming no workload conflicts with none: validation rejects it for that alone.
+		var err error
+		if others, err = v.others(ctx, r.Namespace, ref.Kind, ref.Name); err != nil {
+			return nil, nil, err
+		}
 	}
 	warnings := rolloutadmission.V1alpha1Warnings(r)
 	if req.Operation == admissionv1.Create {
