@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -18,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/flotilla-dev/flotilla/workloads/controllerref"
 )
 
 // Queue is a controller's work queue.
@@ -97,11 +98,8 @@ func OwnedPods(gk schema.GroupKind) handler.EventHandler {
 // namespace; to nothing when another kind, or none, controls it.
 func ControllerOf(gk schema.GroupKind) handler.MapFunc {
 	return func(_ context.Context, obj client.Object) []reconcile.Request {
-		ref := metav1.GetControllerOfNoCopy(obj)
-		if ref == nil || ref.Kind != gk.Kind {
-			return nil
-		}
-		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != gk.Group {
+		ref := controllerref.Of(obj, gk)
+		if ref == nil {
 			return nil
 		}
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}}

@@ -6,8 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -17,6 +15,7 @@ import (
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/broadcastjob/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/controllerref"
 	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
 )
 
@@ -25,11 +24,8 @@ import (
 const podControllerIndex = "broadcastjob.flotilla.dev/controller-uid"
 
 func podController(pod *corev1.Pod) []string {
-	ref := metav1.GetControllerOf(pod)
-	if ref == nil || ref.Kind != plan.Kind.Kind {
-		return nil
-	}
-	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != plan.Kind.Group {
+	ref := controllerref.Of(pod, plan.Kind.GroupKind())
+	if ref == nil {
 		return nil
 	}
 	return []string{string(ref.UID)}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/controllerref"
 	"github.com/flotilla-dev/flotilla/workloads/podunavailablebudget/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/workloadref"
 )
@@ -102,12 +103,8 @@ func (r *Reconciler) selects(ctx context.Context, pub *kruisepolicyv1alpha1.PodU
 }
 
 func controlledBy(obj metav1.Object, gk schema.GroupKind, name string) bool {
-	owner := metav1.GetControllerOfNoCopy(obj)
-	if owner == nil || owner.Kind != gk.Kind || owner.Name != name {
-		return false
-	}
-	gv, err := schema.ParseGroupVersion(owner.APIVersion)
-	return err == nil && gv.Group == gk.Group
+	owner := controllerref.Of(obj, gk)
+	return owner != nil && owner.Name == name
 }
 
 func (r *Reconciler) controlledByDeployment(ctx context.Context, pod *corev1.Pod, name string) bool {

@@ -8,10 +8,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/controllerref"
 )
 
 // TimestampAnnotation records when the copy was last written (upstream's key; its documentation shows Go's
@@ -24,14 +24,10 @@ var Kind = kruiseappsv1alpha1.GroupVersion.WithKind("ResourceDistribution")
 // Controller is the name of the ResourceDistribution that controls obj, "" if none does. Upstream decides
 // ownership by the controller reference's kind and name; the annotations are only a record.
 func Controller(obj metav1.Object) string {
-	ref := metav1.GetControllerOf(obj)
-	if ref == nil || ref.Kind != Kind.Kind {
-		return ""
+	if ref := controllerref.Of(obj, Kind.GroupKind()); ref != nil {
+		return ref.Name
 	}
-	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != Kind.Group {
-		return ""
-	}
-	return ref.Name
+	return ""
 }
 
 // NewCopy is the copy of res that rd wants in namespace ns: res's content and metadata, the labels,
