@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -16,10 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/workloads/expectations"
 )
 
 // deploymentPartition releases a native Deployment batch by batch without an extra workload: the
@@ -154,6 +157,12 @@ func (p *deploymentPartition) Finalize(ctx context.Context) (bool, error) {
 		}
 		return false, err
 	}
+	key := client.ObjectKeyFromObject(d)
+	if expectations.Wait(partitionReleases, key, []*appsv1.Deployment{d}) > 0 {
+		// Read before this release's own finalizing write: planned from it, that write would go again and fail
+		// its test. The write's event wakes the release once the cache has it.
+		return false, nil
+	}
 	sets, err := p.replicaSets(ctx, d)
 	if err != nil {
 		return false, err
@@ -164,28 +173,42 @@ func (p *deploymentPartition) Finalize(ctx context.Context) (bool, error) {
 		}
 	}
 	want := partitionFinalized(d, p.target)
-	if err := p.release(ctx, d, want); err != nil {
+	written, err := p.release(ctx, d, want)
+	if err != nil {
 		return false, err
+	}
+	if written != "" {
+		partitionReleases.Updated(key, d.Name, written)
 	}
 	return partitionFinalizeDone(want, p.target) || partitionRolledOut(d, sets), nil
 }
+
+// partitionReleases remembers each Deployment's finalizing write until the cache shows it. Shared by every
+// partition control of the process: controls are built per reconcile, the memory of a write must outlive them.
+var partitionReleases = expectations.New(clock.RealClock{}, time.Minute)
 
 // release sends Finalize's change as a JSON patch that first tests the release's control-info as read. Like a
 // resourceVersion guard, it never undoes a newer release's Initialize (whose control-info names another
 // BatchRelease); unlike one, it does not lose to a write that touched nothing of the release, such as the
 // Rollout taking its in-progressing mark off in the same moment. A Deployment without control-info, or a
 // change beyond the fields a release sets, is patched under its resourceVersion.
-func (p *deploymentPartition) release(ctx context.Context, d, want *appsv1.Deployment) error {
+// It returns the resourceVersion the write made, "" when nothing had to be written.
+func (p *deploymentPartition) release(ctx context.Context, d, want *appsv1.Deployment) (string, error) {
 	info, controlled := d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation]
 	ops, ok := releaseOps(d, want)
 	if !controlled || !ok || len(ops) == 0 {
-		return p.patch(ctx, d, want)
+		// want takes the response: a resourceVersion of its own when something was written.
+		if err := p.patch(ctx, d, want); err != nil || want.ResourceVersion == d.ResourceVersion {
+			return "", err
+		}
+		return want.ResourceVersion, nil
 	}
 	test := map[string]any{"op": "test", "path": AnnotationPath(rolloutsv1beta1.BatchReleaseControlAnnotation), "value": info}
-	if err := patchJSON(ctx, p.client, appsv1.Resource("deployments"), d, append([]map[string]any{test}, ops...)); err != nil {
-		return fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
+	written := d.DeepCopy()
+	if err := patchJSONInto(ctx, p.client, appsv1.Resource("deployments"), written, append([]map[string]any{test}, ops...)); err != nil {
+		return "", fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
-	return nil
+	return written.ResourceVersion, nil
 }
 
 // releaseOps are the JSON patch operations that turn d into want, which differs from d at most in the fields
@@ -227,14 +250,14 @@ func metaOps(prefix string, from, to map[string]string) []map[string]any {
 // unstamp makes sure kube-controller-manager sees no batch labels on d's ReplicaSets when d resumes: it takes
 // a stamped template for another Deployment revision, and would bump d's collision count and roll every pod to
 // a ReplicaSet of its own. So stamped labels are removed first (when resuming, the release's pod labels with
-// them, so the Advanced Deployment controller stamps no more). When resuming, d resumes only once every ReplicaSet's
-// controller, which shares kube-controller-manager's cache, has observed its latest spec (ErrNotObserved until
-// then); a release that leaves d paused removes the stamps all the same, for whoever resumes it later.
+// them, so the Advanced Deployment controller stamps no more). When resuming, d resumes only once the controller
+// of every ReplicaSet of d's template, which shares kube-controller-manager's cache, has observed its latest spec
+// (ErrNotObserved until then); a release that leaves d paused removes the stamps all the same, for whoever
+// resumes it later.
 func (p *deploymentPartition) unstamp(ctx context.Context, d *appsv1.Deployment, sets []appsv1.ReplicaSet, resuming bool) error {
-	observed := true
+	observed := !unobservedTemplate(d, sets)
 	for i := range sets {
 		rs := &sets[i]
-		observed = observed && rs.Status.ObservedGeneration >= rs.Generation
 		stamped := StampedBatchLabels(&rs.Spec.Template, &d.Spec.Template)
 		if stamped == nil {
 			continue
@@ -253,6 +276,20 @@ func (p *deploymentPartition) unstamp(ctx context.Context, d *appsv1.Deployment,
 		return fmt.Errorf("deployment %s/%s: waiting for the ReplicaSet controller to observe its replica sets without batch labels: %w", d.Namespace, d.Name, ErrNotObserved)
 	}
 	return nil
+}
+
+// unobservedTemplate: a ReplicaSet of d's template (up to the hash and batch labels) has a spec its controller
+// has not observed. kube-controller-manager finds a Deployment's new ReplicaSet by its template, so one it still
+// sees stamped would make it create another; a ReplicaSet of an older template it sees a scale behind costs it
+// no more than a conflict, so the scale-down of the last batch does not hold the Deployment.
+func unobservedTemplate(d *appsv1.Deployment, sets []appsv1.ReplicaSet) bool {
+	for i := range sets {
+		rs := &sets[i]
+		if rs.Status.ObservedGeneration < rs.Generation && EqualIgnoreHashAndBatch(&rs.Spec.Template, &d.Spec.Template) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropPodLabelsIf removes the BatchPodLabelsAnnotation of d, if asked and present, while a release controls d.
@@ -275,11 +312,16 @@ func (p *deploymentPartition) dropPodLabelsIf(ctx context.Context, d *appsv1.Dep
 
 // patchJSON sends a JSON patch to a copy of obj, of resource gr; a failed test (HTTP 422) reads as a conflict.
 func patchJSON(ctx context.Context, c client.Client, gr schema.GroupResource, obj client.Object, ops []map[string]any) error {
+	return patchJSONInto(ctx, c, gr, obj.DeepCopyObject().(client.Object), ops)
+}
+
+// patchJSONInto is patchJSON writing the response into obj.
+func patchJSONInto(ctx context.Context, c client.Client, gr schema.GroupResource, obj client.Object, ops []map[string]any) error {
 	raw, err := json.Marshal(ops)
 	if err != nil {
 		return err
 	}
-	err = c.Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.JSONPatchType, raw))
+	err = c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, raw))
 	var status apierrors.APIStatus
 	if errors.As(err, &status) && status.Status().Code == http.StatusUnprocessableEntity {
 		return apierrors.NewConflict(gr, obj.GetName(), err)

@@ -422,6 +422,45 @@ func TestPartitionRolledOut(t *testing.T) {
 	}
 }
 
+// Finalize resumes a Deployment once kube-controller-manager has observed the spec of every ReplicaSet of its
+// template: it finds the new ReplicaSet by template. A ReplicaSet of an older template only scaled down by the
+// last batch does not hold it.
+func TestUnobservedTemplate(t *testing.T) {
+	d := partitionDeployment()
+	update := ComputeHash(&d.Spec.Template, nil)
+	oldTemplate := simpleTemplate()
+	oldTemplate.Spec.Containers[0].Image = "nginx:1.26"
+	unobserved := func(rs appsv1.ReplicaSet) appsv1.ReplicaSet {
+		rs.Generation, rs.Status.ObservedGeneration = 3, 2
+		return rs
+	}
+	observed := func(rs appsv1.ReplicaSet) appsv1.ReplicaSet {
+		rs.Generation, rs.Status.ObservedGeneration = 3, 3
+		return rs
+	}
+	stampedTemplate := simpleTemplate()
+	stampedTemplate.Labels[rolloutsv1beta1.RolloutIDLabel] = "v2"
+	tests := []struct {
+		name string
+		sets []appsv1.ReplicaSet
+		want bool
+	}{
+		{"every set observed", []appsv1.ReplicaSet{observed(partitionRS("web-new", update, 10, 10, 200, simpleTemplate())),
+			observed(partitionRS("web-old", "old", 0, 0, 100, oldTemplate))}, false},
+		{"the old set's scale-down not observed", []appsv1.ReplicaSet{observed(partitionRS("web-new", update, 10, 10, 200, simpleTemplate())),
+			unobserved(partitionRS("web-old", "old", 0, 0, 100, oldTemplate))}, false},
+		{"the new set not observed", []appsv1.ReplicaSet{unobserved(partitionRS("web-new", update, 10, 10, 200, simpleTemplate())),
+			observed(partitionRS("web-old", "old", 0, 0, 100, oldTemplate))}, true},
+		{"the new set stamped and not observed", []appsv1.ReplicaSet{unobserved(partitionRS("web-new", update, 10, 10, 200, stampedTemplate))}, true},
+		{"no set", nil, false},
+	}
+	for _, tt := range tests {
+		if got := unobservedTemplate(d, tt.sets); got != tt.want {
+			t.Errorf("%s: unobservedTemplate() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 func partitionRS(name, hash string, replicas, ready int32, created int64, template *corev1.PodTemplateSpec) appsv1.ReplicaSet {
 	tmpl := template.DeepCopy()
 	tmpl.Labels["pod-template-hash"] = hash
