@@ -38,7 +38,8 @@ type TrafficTask struct {
 // TrafficObs is the outcome of a traffic task.
 type TrafficObs struct {
 	Task TrafficTask
-	// Done: the network already was as the task asks; a call that changed something is not done.
+	// Done: the network is as the task asks. It already was, or, for a prepare, the call's writes made it so;
+	// routes a call changed are done only when a later call finds nothing to change.
 	Done bool
 	// Failure says why the task could not be carried out.
 	Failure string
@@ -135,7 +136,8 @@ func trafficSettled(d *RolloutDecision, w RolloutWorld, step int32, kinds ...Tra
 		d.RequeueAfter = Soonest(d.RequeueAfter, max(grace, trafficRecheck))
 		return false
 	}
-	if wait := obs.LastChange.Add(grace).Sub(w.Now); !obs.LastChange.IsZero() && wait > 0 {
+	// A change this reconcile made is stamped after its Now: with no grace period there is nothing to wait for.
+	if wait := obs.LastChange.Add(grace).Sub(w.Now); grace > 0 && !obs.LastChange.IsZero() && wait > 0 {
 		d.RequeueAfter = Soonest(d.RequeueAfter, wait)
 		return false
 	}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"testing"
+	"time"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 )
@@ -70,5 +71,32 @@ func TestPlanTrafficRejectsBadWeight(t *testing.T) {
 	}}
 	if _, _, err := PlanTraffic(st, spec); err == nil {
 		t.Fatal("a 150% weight was accepted")
+	}
+}
+
+// A change the reconcile itself made is stamped after the reconcile's Now. With no grace period it is settled
+// at once (the batch may grow in that same reconcile); with one, the wait counts from the change.
+func TestTrafficSettledAfterItsOwnChange(t *testing.T) {
+	now := time.Unix(1000, 0)
+	changed := now.Add(5 * time.Millisecond)
+	for _, tt := range []struct {
+		name        string
+		grace       int32
+		want        bool
+		wantRequeue time.Duration
+	}{
+		{name: "no grace period", grace: 0, want: true},
+		{name: "a grace period", grace: 3, want: false, wantRequeue: 3*time.Second + 5*time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := RolloutWorld{Now: now, Spec: rolloutsv1beta1.RolloutSpec{Strategy: rolloutsv1beta1.RolloutStrategy{
+				Canary: &rolloutsv1beta1.CanaryStrategy{TrafficRoutings: []rolloutsv1beta1.TrafficRoutingRef{{
+					Service: "web", GracePeriodSeconds: tt.grace}}}}},
+				Traffic: &TrafficObs{Task: TrafficTask{Kind: TrafficPrepare, Step: 1}, Done: true, LastChange: changed}}
+			var d RolloutDecision
+			if got := trafficSettled(&d, w, 1, TrafficPrepare); got != tt.want || d.RequeueAfter != tt.wantRequeue {
+				t.Errorf("trafficSettled = %v, requeue %v; want %v, requeue %v", got, d.RequeueAfter, tt.want, tt.wantRequeue)
+			}
+		})
 	}
 }

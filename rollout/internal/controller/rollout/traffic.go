@@ -38,6 +38,9 @@ func (r *Reconciler) runTraffic(ctx context.Context, ro *rolloutsv1beta1.Rollout
 	case !obs.Done:
 		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "TrafficRouting", string(task.Kind), "%s", describeTask(task))
 		r.changes.Mark(ro.UID, r.Clock.Now())
+		// A prepare writes both Services in one call: once its writes succeeded they are as the step wants
+		// them, and the batch may grow after the grace period without another call finding nothing to change.
+		obs.Done = task.Kind == plan.TrafficPrepare
 	}
 	obs.LastChange = r.changes.Last(ro.UID)
 	return obs
