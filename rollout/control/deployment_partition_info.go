@@ -19,7 +19,7 @@ func partitionDeploymentInfo(d *appsv1.Deployment, sets []appsv1.ReplicaSet, own
 		Object:           d,
 		Replicas:         partitionReplicasOf(d),
 		RevisionLabelKey: rolloutsv1beta1.PodTemplateHashLabelKey,
-		Consistent:       d.Status.ObservedGeneration >= d.Generation || PartitionHeld(d),
+		Consistent:       d.Status.ObservedGeneration >= d.Generation || PartitionHeld(d) || heldForRelease(d),
 		Controlled:       ControlledBy(d.Annotations, owner),
 		PodsRecreated:    true,
 	}
@@ -57,6 +57,15 @@ func updateRevision(d *appsv1.Deployment, newRS *appsv1.ReplicaSet) string {
 func PartitionHeld(d *appsv1.Deployment) bool {
 	return d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation] != "" && d.Spec.Paused &&
 		d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType
+}
+
+// heldForRelease: the workload webhook paused d for a release (its in-progressing mark), so the template change
+// that bumped d's generation came with the pause. Paused, kube-controller-manager makes no ReplicaSet for the new
+// template and rolls nothing; a release counts on the ReplicaSets and reads the spec, so kube-controller-manager's
+// observedGeneration tells it nothing, and with a thousand Deployments changed at once waiting for it delayed
+// every start by that controller's backlog.
+func heldForRelease(d *appsv1.Deployment) bool {
+	return d.Spec.Paused && d.Annotations[rolloutsv1beta1.InProgressingAnnotation] != ""
 }
 
 // SplitReplicaSets returns the new ReplicaSet of d (the oldest whose template equals d's, ignoring the

@@ -522,17 +522,26 @@ func TestPartitionDeploymentInfo(t *testing.T) {
 }
 
 // A held Deployment counts on its ReplicaSets, so the generation bump of an annotation write does not make it
-// inconsistent; a released one waits for kube-controller-manager as usual.
+// inconsistent, nor does the template change the workload webhook paused for a release; a Deployment released,
+// or paused by its owner, waits for kube-controller-manager as usual.
 func TestPartitionDeploymentInfoConsistent(t *testing.T) {
 	held := released(partitionOwner, "3")
 	held.Generation = held.Status.ObservedGeneration + 1
 	free := partitionDeployment()
 	free.Generation = free.Status.ObservedGeneration + 1
+	marked := free.DeepCopy()
+	marked.Spec.Paused = true
+	marked.Annotations[rolloutsv1beta1.InProgressingAnnotation] = `{"rolloutName":"web"}`
+	resumed := marked.DeepCopy()
+	resumed.Spec.Paused = false
+	paused := free.DeepCopy()
+	paused.Spec.Paused = true
 	for _, tt := range []struct {
 		name string
 		d    *appsv1.Deployment
 		want bool
-	}{{"held by a release", held, true}, {"not held", free, false}} {
+	}{{"held by a release", held, true}, {"not held", free, false}, {"paused by the webhook for a release", marked, true},
+		{"marked but resumed", resumed, false}, {"paused by its owner", paused, false}} {
 		info, err := partitionDeploymentInfo(tt.d, nil, partitionOwner)
 		if err != nil {
 			t.Fatal(err)
