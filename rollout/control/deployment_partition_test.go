@@ -389,11 +389,16 @@ func TestPartitionFinalizeDone(t *testing.T) {
 	}
 }
 
-func TestPartitionRolledOut(t *testing.T) {
+// partitionRevisions is a Deployment, the hash of its template and an older template.
+func partitionRevisions() (*appsv1.Deployment, string, *corev1.PodTemplateSpec) {
 	d := partitionDeployment()
-	update := ComputeHash(&d.Spec.Template, nil)
-	oldTemplate := simpleTemplate()
-	oldTemplate.Spec.Containers[0].Image = "nginx:1.26"
+	old := simpleTemplate()
+	old.Spec.Containers[0].Image = "nginx:1.26"
+	return d, ComputeHash(&d.Spec.Template, nil), old
+}
+
+func TestPartitionRolledOut(t *testing.T) {
+	d, update, oldTemplate := partitionRevisions()
 	available := func(rs appsv1.ReplicaSet) appsv1.ReplicaSet {
 		rs.Status.AvailableReplicas = rs.Status.ReadyReplicas
 		return rs
@@ -426,10 +431,7 @@ func TestPartitionRolledOut(t *testing.T) {
 // template: it finds the new ReplicaSet by template. A ReplicaSet of an older template only scaled down by the
 // last batch does not hold it.
 func TestUnobservedTemplate(t *testing.T) {
-	d := partitionDeployment()
-	update := ComputeHash(&d.Spec.Template, nil)
-	oldTemplate := simpleTemplate()
-	oldTemplate.Spec.Containers[0].Image = "nginx:1.26"
+	d, update, oldTemplate := partitionRevisions()
 	unobserved := func(rs appsv1.ReplicaSet) appsv1.ReplicaSet {
 		rs.Generation, rs.Status.ObservedGeneration = 3, 2
 		return rs
