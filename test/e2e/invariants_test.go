@@ -60,6 +60,11 @@ func watchWorkload(ctx context.Context, ns, selector, set string) *podWatch {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &podWatch{minReady: -1, seen: map[types.UID]string{}, versions: map[types.UID]string{}, stop: cancel, done: make(chan struct{}),
 		podDeletes: managerPodDeletes(ctx), set: set}
+	// The first sample is taken before the caller changes anything: a pod replaced before an asynchronous first
+	// sample would never be seen.
+	if list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector}); err == nil {
+		w.sample(list.Items)
+	}
 	go func() {
 		defer GinkgoRecover()
 		defer close(w.done)
