@@ -285,7 +285,7 @@ func (p *deploymentPartition) unstamp(ctx context.Context, d *appsv1.Deployment,
 func unobservedTemplate(d *appsv1.Deployment, sets []appsv1.ReplicaSet) bool {
 	for i := range sets {
 		rs := &sets[i]
-		if rs.Status.ObservedGeneration < rs.Generation && EqualIgnoreHashAndBatch(&rs.Spec.Template, &d.Spec.Template) {
+		if rs.Status.ObservedGeneration < rs.Generation && isNewReplicaSet(rs, d) {
 			return true
 		}
 	}
