@@ -30,34 +30,49 @@ func (d *nativeDaemonSet) get(ctx context.Context) (*appsv1.DaemonSet, error) {
 	return ds, nil
 }
 
+// dsObservation is a native DaemonSet with its update revision and its active pods.
+type dsObservation struct {
+	ds     *appsv1.DaemonSet
+	update string
+	// current: the update revision records the DaemonSet's current template.
+	current bool
+	pods    []corev1.Pod
+}
+
+// consistent: the DaemonSet controller has observed the latest spec, and its revision is in the cache.
+func (o dsObservation) consistent() bool {
+	return o.current && o.ds.Status.ObservedGeneration >= o.ds.Generation
+}
+
 // observe reads the DaemonSet with its update revision and active pods.
-func (d *nativeDaemonSet) observe(ctx context.Context) (*appsv1.DaemonSet, string, []corev1.Pod, error) {
+func (d *nativeDaemonSet) observe(ctx context.Context) (dsObservation, error) {
 	ds, err := d.get(ctx)
 	if err != nil {
-		return nil, "", nil, err
+		return dsObservation{}, err
 	}
 	sel, err := workloadSelector(ds.Spec.Selector)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
+		return dsObservation{}, fmt.Errorf("DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
 	}
 	var revisions appsv1.ControllerRevisionList
 	if err := d.c.List(ctx, &revisions, client.InNamespace(ds.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, "", nil, fmt.Errorf("listing ControllerRevisions of DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
+		return dsObservation{}, fmt.Errorf("listing ControllerRevisions of DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
 	}
 	pods, err := listActivePods(ctx, d.c, ds.Namespace, sel)
 	if err != nil {
-		return nil, "", nil, err
+		return dsObservation{}, err
 	}
-	return ds, DaemonSetUpdateRevision(ds, revisions.Items), daemonSetPods(ds, pods), nil
+	update, current := DaemonSetUpdateRevision(ds, revisions.Items)
+	return dsObservation{ds: ds, update: update, current: current, pods: daemonSetPods(ds, pods)}, nil
 }
 
 // Read implements WorkloadControl.
 func (d *nativeDaemonSet) Read(ctx context.Context) (*WorkloadInfo, error) {
-	ds, update, pods, err := d.observe(ctx)
+	o, err := d.observe(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return daemonSetInfo(ds, pods, update, d.t), nil
+	return daemonSetInfo(o, d.t), nil
 }
 
 // Initialize implements WorkloadControl.
@@ -72,16 +87,12 @@ func (d *nativeDaemonSet) Initialize(ctx context.Context) error {
 // UpgradeBatch implements WorkloadControl. Until the DaemonSet controller has recorded the revision of the
 // current template there is nothing to ask for; the next call does it.
 func (d *nativeDaemonSet) UpgradeBatch(ctx context.Context, batch Batch) error {
-	desiredUpdated := batch.DesiredUpdated
-	ds, update, pods, err := d.observe(ctx)
-	if err != nil {
+	o, err := d.observe(ctx)
+	if err != nil || !o.consistent() {
 		return err
 	}
-	if ds.Status.ObservedGeneration < ds.Generation {
-		return nil
-	}
-	stable := daemonSetStableRevision(ds, pods, update)
-	return applyMergePatch(ctx, d.c, ds, daemonSetBatchPatch(ds, stable, update, desiredUpdated))
+	stable := daemonSetStableRevision(o.ds, o.pods, o.update)
+	return applyMergePatch(ctx, d.c, o.ds, daemonSetBatchPatch(o.ds, stable, o.update, batch.DesiredUpdated))
 }
 
 // Finalize implements WorkloadControl.

@@ -10,10 +10,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/workloads/revision"
 )
 
 // controllerRevisionHashLabel is the hash label of the history helper's ControllerRevisions (StatefulSet);
@@ -50,28 +52,44 @@ type daemonSetRevisions struct {
 	Stable string `json:"stable-revision"`
 }
 
-// DaemonSetUpdateRevision is the hash of the newest ControllerRevision that ds controls: the revision of its
-// current template once the DaemonSet controller observed it. "" when there is none.
-func DaemonSetUpdateRevision(ds *appsv1.DaemonSet, revisions []appsv1.ControllerRevision) string {
+// DaemonSetUpdateRevision is the hash of the newest ControllerRevision that ds controls ("" when there is
+// none), and whether that revision records ds's current template. The ControllerRevisions reach a cache
+// through their own informer: a status that observed the latest generation does not prove that the revision
+// of that generation is there yet, and the newest one seen may still be the old template's.
+func DaemonSetUpdateRevision(ds *appsv1.DaemonSet, revisions []appsv1.ControllerRevision) (string, bool) {
+	newest := newestOwnedRevision(ds, revisions)
+	if newest == nil {
+		return "", false
+	}
+	return daemonSetRevisionHash(ds, newest), recordsTemplate(newest, &ds.Spec.Template)
+}
+
+func newestOwnedRevision(owner metav1.Object, revisions []appsv1.ControllerRevision) *appsv1.ControllerRevision {
 	var newest *appsv1.ControllerRevision
 	for i := range revisions {
 		cr := &revisions[i]
-		if !controlledByUID(cr.OwnerReferences, ds) {
-			continue
-		}
-		if newest == nil || cr.Revision > newest.Revision {
+		if controlledByUID(cr.OwnerReferences, owner) && (newest == nil || cr.Revision > newest.Revision) {
 			newest = cr
 		}
 	}
-	if newest == nil {
-		return ""
-	}
+	return newest
+}
+
+// daemonSetRevisionHash is the revision's hash label, else its name after the DaemonSet's.
+func daemonSetRevisionHash(ds *appsv1.DaemonSet, cr *appsv1.ControllerRevision) string {
 	for _, key := range []string{rolloutsv1beta1.ControllerRevisionHashLabelKey, controllerRevisionHashLabel} {
-		if hash := newest.Labels[key]; hash != "" {
+		if hash := cr.Labels[key]; hash != "" {
 			return hash
 		}
 	}
-	return strings.TrimPrefix(newest.Name, ds.Name+"-")
+	return strings.TrimPrefix(cr.Name, ds.Name+"-")
+}
+
+// recordsTemplate reports whether the revision's data ({"spec":{"template":...}}, as the DaemonSet controller
+// writes it) is the template t.
+func recordsTemplate(cr *appsv1.ControllerRevision, t *corev1.PodTemplateSpec) bool {
+	recorded, err := revision.TemplateOf(cr)
+	return err == nil && equality.Semantic.DeepEqual(*recorded, *t)
 }
 
 // daemonSetPods keeps the pods ds (a native or an Advanced DaemonSet) controls.
@@ -85,8 +103,9 @@ func daemonSetPods(ds metav1.Object, pods []corev1.Pod) []corev1.Pod {
 	return own
 }
 
-// daemonSetInfo builds the WorkloadInfo from the DaemonSet, its active pods and its update revision.
-func daemonSetInfo(ds *appsv1.DaemonSet, pods []corev1.Pod, update string, t Target) *WorkloadInfo {
+// daemonSetInfo builds the WorkloadInfo from what observe saw.
+func daemonSetInfo(o dsObservation, t Target) *WorkloadInfo {
+	ds, pods, update := o.ds, o.pods, o.update
 	updated := podsOfRevision(pods, rolloutsv1beta1.ControllerRevisionHashLabelKey, update)
 	sel, err := workloadSelector(ds.Spec.Selector)
 	if err != nil {
@@ -101,7 +120,7 @@ func daemonSetInfo(ds *appsv1.DaemonSet, pods []corev1.Pod, update string, t Tar
 		UpdateRevision:       update,
 		RevisionLabelKey:     rolloutsv1beta1.ControllerRevisionHashLabelKey,
 		UpdatedPods:          revisionSelector(sel, rolloutsv1beta1.ControllerRevisionHashLabelKey, update),
-		Consistent:           ds.Status.ObservedGeneration >= ds.Generation,
+		Consistent:           o.consistent(),
 		Controlled:           ControlledBy(ds.Annotations, t.Owner),
 	}
 }

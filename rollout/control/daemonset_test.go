@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/workloads/revision"
 )
 
 const (
@@ -160,7 +161,7 @@ func dsPod(name, revision string, ready bool) corev1.Pod {
 func TestDaemonSetInfo(t *testing.T) {
 	pods := []corev1.Pod{dsPod("a", "old", true), dsPod("b", "new", true), dsPod("c", "new", false), dsPod("d", "older", true)}
 	ds := testDaemonSet("OnDelete", 4, map[string]string{stsAnn: ControlInfo(testOwner)})
-	got := daemonSetInfo(ds, pods, "new", Target{Owner: testOwner})
+	got := daemonSetInfo(dsObservation{ds: ds, update: "new", current: true, pods: pods}, Target{Owner: testOwner})
 	if got.UpdatedPods.String() != "app=agent,controller-revision-hash=new" {
 		t.Errorf("UpdatedPods = %q", got.UpdatedPods)
 	}
@@ -169,6 +170,29 @@ func TestDaemonSetInfo(t *testing.T) {
 		RevisionLabelKey: "controller-revision-hash", Consistent: true, Controlled: true}
 	if diff := cmp.Diff(want, *got); diff != "" {
 		t.Errorf("info (-want +got):\n%s", diff)
+	}
+}
+
+func TestDaemonSetInfoConsistent(t *testing.T) {
+	tests := []struct {
+		name     string
+		observed int64
+		current  bool
+		want     bool
+	}{
+		{"generation observed, revision of the template cached", 3, true, true},
+		{"generation not observed", 2, true, false},
+		// The status observed the change before the ControllerRevision informer delivered its revision.
+		{"newest cached revision records an older template", 3, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ds := testDaemonSet("OnDelete", 1, nil)
+			ds.Status.ObservedGeneration = tt.observed
+			if got := daemonSetInfo(dsObservation{ds: ds, update: "v1", current: tt.current}, Target{}).Consistent; got != tt.want {
+				t.Errorf("Consistent = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -198,36 +222,59 @@ func TestDaemonSetStableRevision(t *testing.T) {
 	}
 }
 
+// dsTemplate is the pod template of image.
+func dsTemplate(image string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "agent"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "agent", Image: image}}},
+	}
+}
+
 func TestDaemonSetUpdateRevision(t *testing.T) {
 	ds := testDaemonSet("OnDelete", 2, nil)
+	ds.Spec.Template = dsTemplate("agent:v2")
 	own := []metav1.OwnerReference{{Kind: "DaemonSet", Name: "agent", UID: "ds-uid", Controller: ptr.To(true)}}
 	other := []metav1.OwnerReference{{Kind: "DaemonSet", Name: "agent", UID: "old-uid", Controller: ptr.To(true)}}
-	cr := func(name, hash string, rev int64, refs []metav1.OwnerReference) appsv1.ControllerRevision {
+	cr := func(name, hash string, rev int64, refs []metav1.OwnerReference, image string) appsv1.ControllerRevision {
 		c := appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: refs}, Revision: rev}
 		if hash != "" {
 			c.Labels = map[string]string{"controller-revision-hash": hash}
 		}
+		tmpl := dsTemplate(image)
+		data, err := revision.TemplatePatch(&tmpl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Data.Raw = data
 		return c
 	}
 	tests := []struct {
-		name string
-		crs  []appsv1.ControllerRevision
-		want string
+		name        string
+		crs         []appsv1.ControllerRevision
+		want        string
+		wantCurrent bool
 	}{
-		{"newest by revision", []appsv1.ControllerRevision{cr("agent-aaa", "aaa", 2, own), cr("agent-bbb", "bbb", 1, own)}, "aaa"},
+		{"newest by revision", []appsv1.ControllerRevision{cr("agent-aaa", "aaa", 2, own, "agent:v2"), cr("agent-bbb", "bbb", 1, own, "agent:v1")}, "aaa", true},
+		{"newest cached revision is of an older template", []appsv1.ControllerRevision{cr("agent-bbb", "bbb", 1, own, "agent:v1")}, "bbb", false},
 		{"hash from the history helper's label", []appsv1.ControllerRevision{func() appsv1.ControllerRevision {
-			c := cr("agent-ddd", "", 1, own)
+			c := cr("agent-ddd", "", 1, own, "agent:v2")
 			c.Labels = map[string]string{"controller.kubernetes.io/hash": "ddd"}
 			return c
-		}()}, "ddd"},
-		{"hash from the name when unlabelled", []appsv1.ControllerRevision{cr("agent-ccc", "", 1, own)}, "ccc"},
-		{"others' revisions ignored", []appsv1.ControllerRevision{cr("agent-x", "x", 9, other), cr("agent-y", "y", 1, own)}, "y"},
-		{"none", nil, ""},
+		}()}, "ddd", true},
+		{"hash from the name when unlabelled", []appsv1.ControllerRevision{cr("agent-ccc", "", 1, own, "agent:v2")}, "ccc", true},
+		{"others' revisions ignored", []appsv1.ControllerRevision{cr("agent-x", "x", 9, other, "agent:v2"), cr("agent-y", "y", 1, own, "agent:v2")}, "y", true},
+		{"unreadable data is not the template", []appsv1.ControllerRevision{func() appsv1.ControllerRevision {
+			c := cr("agent-eee", "eee", 1, own, "agent:v2")
+			c.Data.Raw = []byte("{")
+			return c
+		}()}, "eee", false},
+		{"none", nil, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := DaemonSetUpdateRevision(ds, tt.crs); got != tt.want {
-				t.Errorf("update revision = %q, want %q", got, tt.want)
+			got, current := DaemonSetUpdateRevision(ds, tt.crs)
+			if got != tt.want || current != tt.wantCurrent {
+				t.Errorf("update revision = %q, current %v; want %q, %v", got, current, tt.want, tt.wantCurrent)
 			}
 		})
 	}

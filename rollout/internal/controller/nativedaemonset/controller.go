@@ -120,7 +120,7 @@ func (r *Reconciler) observe(ctx context.Context, ds *appsv1.DaemonSet, revision
 	if err := r.client.List(ctx, &revisions, inNS, bySel); err != nil {
 		return nil, fmt.Errorf("listing ControllerRevisions: %w", err)
 	}
-	if control.DaemonSetUpdateRevision(ds, revisions.Items) != revision {
+	if update, current := control.DaemonSetUpdateRevision(ds, revisions.Items); !current || update != revision {
 		ctrl.LoggerFrom(ctx).V(4).Info("Waiting for the batch revision to be the DaemonSet's current one", "revision", revision)
 		return nil, nil
 	}
