@@ -66,7 +66,8 @@ func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Option
 		return err
 	}
 	validation := admission.Options{FilterWorkloadType: opts.FilterWorkloadType, PartitionPercentLimit: opts.PartitionPercentLimit}
-	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetClient(), mgr.GetScheme(), validation)
+	readers := Readers{Cached: mgr.GetClient(), Live: mgr.GetAPIReader()}
+	return RegisterWebhooks(mgr.GetWebhookServer(), readers, mgr.GetScheme(), validation)
 }
 
 // engineGates are the feature gates the engine reads, once, while it is wired.

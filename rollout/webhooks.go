@@ -26,24 +26,32 @@ const (
 	MutateUnifiedWorkloadPath   = "/mutate-unified-workload"
 )
 
-// RegisterWebhooks serves the Rollout validating webhook and the workload mutating webhooks on srv.
-// reader lists the Rollouts of a namespace and a Deployment's ReplicaSets (a cache is fine: the decisions
-// are level-based and the API server retries nothing on its own); scheme must know the rollouts.kruise.io
-// v1alpha1 and v1beta1 kinds, apps/v1 and the apps.kruise.io v1alpha1 kinds. Call it once, before the
-// server starts.
-func RegisterWebhooks(srv webhook.Server, reader client.Reader, scheme *runtime.Scheme, opts rolloutadmission.Options) error {
-	if srv == nil || reader == nil || scheme == nil {
-		return errors.New("registering the rollout webhooks: server, reader and scheme are required")
+// Readers are where the webhooks read Rollouts and a Deployment's ReplicaSets. Cached answers every request.
+// Live, when set, is asked again when the cache shows nothing to hold a changed workload for: an informer may
+// not have delivered yet the writes that came just before this request (a Rollout created a moment ago, a
+// ReplicaSet a standby replica has not seen), and a revision let through unheld is rolled by the workload's
+// own controller at once.
+type Readers struct {
+	Cached client.Reader
+	Live   client.Reader
+}
+
+// RegisterWebhooks serves the Rollout validating webhook and the workload mutating webhooks on srv. scheme
+// must know the rollouts.kruise.io v1alpha1 and v1beta1 kinds, apps/v1 and the apps.kruise.io v1alpha1 kinds.
+// Call it once, before the server starts.
+func RegisterWebhooks(srv webhook.Server, readers Readers, scheme *runtime.Scheme, opts rolloutadmission.Options) error {
+	if srv == nil || readers.Cached == nil || scheme == nil {
+		return errors.New("registering the rollout webhooks: server, cached reader and scheme are required")
 	}
-	webhooks.Serve(srv, rolloutHandlers(reader, admission.NewDecoder(scheme), opts))
+	webhooks.Serve(srv, rolloutHandlers(readers, admission.NewDecoder(scheme), opts))
 	return nil
 }
 
 // rolloutHandlers maps each path to its handler. The freezing webhooks see updates only: a release starts
 // from a changed object.
-func rolloutHandlers(reader client.Reader, decoder admission.Decoder, opts rolloutadmission.Options) map[string]admission.Handler {
-	v := &rolloutValidator{reader: reader, decoder: decoder, opts: opts}
-	m := &workloadMutator{reader: reader, decoder: decoder}
+func rolloutHandlers(readers Readers, decoder admission.Decoder, opts rolloutadmission.Options) map[string]admission.Handler {
+	v := &rolloutValidator{reader: readers.Cached, decoder: decoder, opts: opts}
+	m := &workloadMutator{Readers: readers, decoder: decoder}
 	return map[string]admission.Handler{
 		ValidateRolloutPath:         v,
 		MutateDeploymentPath:        webhooks.UpdatesOnly(m.deployment),

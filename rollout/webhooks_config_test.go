@@ -16,7 +16,7 @@ import (
 
 func TestRegisterWebhooksNeedsItsInputs(t *testing.T) {
 	scheme := runtime.NewScheme()
-	if err := RegisterWebhooks(webhooktest.NewServer(), nil, scheme, rolloutadmission.DefaultOptions()); err == nil {
+	if err := RegisterWebhooks(webhooktest.NewServer(), Readers{}, scheme, rolloutadmission.DefaultOptions()); err == nil {
 		t.Error("no error without a reader")
 	}
 }

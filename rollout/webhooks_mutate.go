@@ -25,7 +25,7 @@ import (
 // workloadMutator answers the workload mutating webhooks: it freezes a workload whose new revision a
 // Rollout is to release.
 type workloadMutator struct {
-	reader  client.Reader
+	Readers
 	decoder admission.Decoder
 }
 
@@ -35,7 +35,7 @@ func (m *workloadMutator) deployment(ctx context.Context, req admission.Request)
 	if done {
 		return resp
 	}
-	rss, err := m.replicaSets(ctx, cur)
+	rss, err := m.replicaSets(ctx, old, cur)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
@@ -136,22 +136,37 @@ func (m *workloadMutator) decodePair(req admission.Request, old, cur runtime.Obj
 	return nil
 }
 
+// matchingRollout finds the Rollout of obj in the cache, else (see Readers) from the API server. Only
+// labelled workloads reach these webhooks, and a Rollout labels its workload: a miss is a Rollout the cache
+// has not seen yet, or one deleted since.
 func (m *workloadMutator) matchingRollout(ctx context.Context, req admission.Request, obj client.Object) (*rolloutsv1beta1.Rollout, error) {
 	namespace := obj.GetNamespace()
 	if namespace == "" {
 		namespace = req.Namespace
 	}
-	rollouts, err := rolloutsNaming(ctx, m.reader, namespace, req.Kind.Kind, obj.GetName())
+	gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
+	rollouts, err := rolloutsNaming(ctx, m.Cached, namespace, req.Kind.Kind, obj.GetName())
 	if err != nil {
 		return nil, err
 	}
-	gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
-	return rolloutadmission.MatchingRollout(rollouts, namespace, gk, obj.GetName()), nil
+	if found := rolloutadmission.MatchingRollout(rollouts, namespace, gk, obj.GetName()); found != nil || m.Live == nil {
+		return found, nil
+	}
+	live := &rolloutsv1beta1.RolloutList{}
+	if err := m.Live.List(ctx, live, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing Rollouts: %w", err)
+	}
+	return rolloutadmission.MatchingRollout(live.Items, namespace, gk, obj.GetName()), nil
 }
 
-// replicaSets reads the ReplicaSets d controls, the ones FreezeDeployment reads.
-func (m *workloadMutator) replicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
-	return control.OwnedReplicaSets(ctx, m.reader, d)
+// replicaSets reads the ReplicaSets cur controls, the ones FreezeDeployment reads: from the cache, else (see
+// Readers) from the API server when the cache shows none to hold the update for.
+func (m *workloadMutator) replicaSets(ctx context.Context, old, cur *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
+	rss, err := control.OwnedReplicaSets(ctx, m.Cached, cur)
+	if err != nil || m.Live == nil || !rolloutadmission.MissesReplicaSets(old, cur, rss) {
+		return rss, err
+	}
+	return control.OwnedReplicaSets(ctx, m.Live, cur)
 }
 
 func allowedUnlessError(err error) admission.Response {

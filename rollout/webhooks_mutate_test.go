@@ -15,8 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	rolloutadmission "github.com/flotilla-dev/flotilla/rollout/admission"
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/webhooks/webhooktest"
 )
@@ -182,6 +184,38 @@ func TestDeploymentMutation(t *testing.T) {
 			Kind: deploymentGVK, Operation: admissionv1.Update, Object: runtime.RawExtension{Raw: []byte("[")},
 		}}, want: responseWant{code: http.StatusBadRequest}},
 	})
+}
+
+// A cache that has not yet seen the Rollout or the ReplicaSets (a standby replica that just took over the
+// webhook, a Rollout created a moment ago) still holds the new revision: the misses are read again live.
+func TestDeploymentMutationReadsMissesLive(t *testing.T) {
+	scheme := rolloutTestScheme(t)
+	rollout := workloadRollout("apps/v1", "Deployment", "echo")
+	v1, v2 := workloadDoc(deploymentGVK, "echo:v1", `"replicas":2,`), workloadDoc(deploymentGVK, "echo:v2", `"replicas":2,`)
+	v1["status"] = map[string]any{"replicas": 2}
+	tests := []struct {
+		name   string
+		cached []client.Object
+		live   client.Reader
+		paused any
+	}{
+		{"Rollout and ReplicaSets read live", nil, fake.NewClientBuilder().WithScheme(scheme).WithObjects(rollout, stableReplicaSet()).Build(), true},
+		{"ReplicaSets read live", []client.Object{rollout}, fake.NewClientBuilder().WithScheme(scheme).WithObjects(stableReplicaSet()).Build(), true},
+		{"no live reader: let through", []client.Object{rollout}, nil, nil},
+		{"nothing live either", nil, fake.NewClientBuilder().WithScheme(scheme).Build(), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cached := fake.NewClientBuilder().WithScheme(scheme).WithObjects(tt.cached...).Build()
+			handlers := rolloutHandlers(Readers{Cached: cached, Live: tt.live}, admission.NewDecoder(scheme), rolloutadmission.DefaultOptions())
+			req := update(t, deploymentGVK, v2, v1)
+			resp := handlers[MutateDeploymentPath].Handle(context.Background(), req)
+			checkResponse(t, resp, responseWant{allowed: true})
+			if got := valueAt(applyPatch(t, req.Object.Raw, resp), "spec", "paused"); got != tt.paused {
+				t.Errorf("spec.paused = %v, want %v", got, tt.paused)
+			}
+		})
+	}
 }
 
 func TestDeploymentMutationReaderFailure(t *testing.T) {

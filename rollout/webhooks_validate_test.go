@@ -44,7 +44,7 @@ func handlersFor(t *testing.T, objs ...client.Object) map[string]admission.Handl
 	t.Helper()
 	scheme := rolloutTestScheme(t)
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
-	return rolloutHandlers(reader, admission.NewDecoder(scheme), rolloutadmission.DefaultOptions())
+	return rolloutHandlers(Readers{Cached: reader}, admission.NewDecoder(scheme), rolloutadmission.DefaultOptions())
 }
 
 // indexedHandlersFor builds the rollout handlers over a reader with the Rollout controller's workload index,
@@ -55,7 +55,7 @@ func indexedHandlersFor(t *testing.T, objs ...client.Object) map[string]admissio
 	reader := fake.NewClientBuilder().WithScheme(scheme).
 		WithIndex(&rolloutsv1beta1.Rollout{}, rolloutcontroller.WorkloadRefIndex, rolloutcontroller.WorkloadRefKey).
 		WithObjects(objs...).Build()
-	return rolloutHandlers(reader, admission.NewDecoder(scheme), rolloutadmission.DefaultOptions())
+	return rolloutHandlers(Readers{Cached: reader}, admission.NewDecoder(scheme), rolloutadmission.DefaultOptions())
 }
 
 // failingHandlers builds the rollout handlers over a reader whose every List fails.
@@ -67,7 +67,7 @@ func failingHandlers(t *testing.T) map[string]admission.Handler {
 			return errors.New("cache unavailable")
 		},
 	}).Build()
-	return rolloutHandlers(reader, admission.NewDecoder(scheme), rolloutadmission.DefaultOptions())
+	return rolloutHandlers(Readers{Cached: reader}, admission.NewDecoder(scheme), rolloutadmission.DefaultOptions())
 }
 
 func rawJSON(t *testing.T, obj any) runtime.RawExtension {

@@ -66,6 +66,14 @@ func enterDeploymentRelease(old, d *appsv1.Deployment, rollout *rolloutsv1beta1.
 	markInProgressing(d, rollout)
 }
 
+// MissesReplicaSets reports whether rss, read for an update from old to cur that would enter a release,
+// holds no active ReplicaSet although the stored Deployment reports pods: a read that lags behind the
+// Deployment controller, to be made again from the API server before the new revision goes through unheld.
+func MissesReplicaSets(old, cur *appsv1.Deployment, rss []appsv1.ReplicaSet) bool {
+	entering := cur.Annotations[rolloutsv1beta1.InProgressingAnnotation] == "" && deploymentRevisionChanged(old, cur)
+	return entering && old.Status.Replicas > 0 && len(activeReplicaSets(old, rss)) == 0
+}
+
 func deploymentRevisionChanged(old, d *appsv1.Deployment) bool {
 	return EffectiveRevisionChange(old.Annotations, d.Annotations, TemplateChanged(&old.Spec.Template, &d.Spec.Template))
 }

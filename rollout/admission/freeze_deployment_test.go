@@ -194,6 +194,36 @@ func TestFreezeDeploymentEntering(t *testing.T) {
 	})
 }
 
+func TestMissesReplicaSets(t *testing.T) {
+	withPods := func(image string) *appsv1.Deployment {
+		d := deployment(image)
+		d.Status.Replicas = 4
+		return d
+	}
+	scaledDown := replicaSet("h0", "echo:v0", "0")
+	scaledDown.Spec.Replicas = ptr.To[int32](0)
+	tests := []struct {
+		name     string
+		old, cur *appsv1.Deployment
+		rss      []appsv1.ReplicaSet
+		want     bool
+	}{
+		{"new template, pods reported, no ReplicaSet read", withPods("echo:v1"), deployment("echo:v2"), nil, true},
+		{"only an inactive ReplicaSet read", withPods("echo:v1"), deployment("echo:v2"), []appsv1.ReplicaSet{scaledDown}, true},
+		{"an active ReplicaSet read", withPods("echo:v1"), deployment("echo:v2"), []appsv1.ReplicaSet{replicaSet("h1", "echo:v1", "1")}, false},
+		{"no pods reported: nothing to hold", deployment("echo:v1"), deployment("echo:v2"), nil, false},
+		{"same template", withPods("echo:v1"), deployment("echo:v1"), nil, false},
+		{"already in a release", withPods("echo:v1"), withAnnotation(deployment("echo:v2"), rolloutsv1beta1.InProgressingAnnotation, `{"rolloutName":"demo"}`), nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := MissesReplicaSets(tt.old, tt.cur, tt.rss); got != tt.want {
+				t.Errorf("MissesReplicaSets = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestFreezeDeploymentProgressing(t *testing.T) {
 	partition := func(image string, s rolloutsv1beta1.DeploymentStrategy) *appsv1.Deployment {
 		d := deployment(image)

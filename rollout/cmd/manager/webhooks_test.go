@@ -47,7 +47,7 @@ func servedPaths(t *testing.T) []string {
 	validations := &webhooks.PodValidationChain{}
 	validations.Add(podunavailablebudget.PodValidation(reader, reader, events.NewFakeRecorder(1), true, false))
 	err := errors.Join(
-		rollout.RegisterWebhooks(srv, reader, scheme, rolloutadmission.DefaultOptions()),
+		rollout.RegisterWebhooks(srv, rollout.Readers{Cached: reader}, scheme, rolloutadmission.DefaultOptions()),
 		cloneset.RegisterWebhooks(srv, reader, scheme, pods),
 		statefulset.RegisterWebhooks(srv, reader, scheme, statefulsetadmission.Options{}),
 		daemonset.RegisterWebhooks(srv, scheme),
