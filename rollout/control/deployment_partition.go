@@ -64,7 +64,7 @@ func (p *deploymentPartition) Initialize(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return p.patch(ctx, d, want)
+	return p.takeOver(ctx, d, want)
 }
 
 // InitializeBatch hands the Deployment to the Advanced Deployment controller with batch's partition already
@@ -78,7 +78,31 @@ func (p *deploymentPartition) InitializeBatch(ctx context.Context, batch Batch) 
 	if err != nil {
 		return err
 	}
-	return p.patch(ctx, d, want)
+	return p.takeOver(ctx, d, want)
+}
+
+// takeOver sends Initialize's change as a JSON patch that first tests what the change is computed from, as
+// read: the annotations (control-info, strategy, extra status), spec.strategy and spec.replicas. Like a
+// resourceVersion guard it never overwrites a change it did not read; unlike one, it does not lose to
+// kube-controller-manager's status write, which a release's start often meets. A Deployment without
+// annotations, or a change beyond the fields a release sets, is patched under its resourceVersion.
+func (p *deploymentPartition) takeOver(ctx context.Context, d, want *appsv1.Deployment) error {
+	ops, ok := releaseOps(d, want)
+	if !ok || d.Annotations == nil {
+		return p.patch(ctx, d, want)
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	tests := []map[string]any{
+		{"op": "test", "path": "/metadata/annotations", "value": d.Annotations},
+		{"op": "test", "path": "/spec/strategy", "value": d.Spec.Strategy},
+		{"op": "test", "path": "/spec/replicas", "value": d.Spec.Replicas},
+	}
+	if err := patchJSON(ctx, p.client, appsv1.Resource("deployments"), d, append(tests, ops...)); err != nil {
+		return fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	return nil
 }
 
 // UpgradeBatch raises the partition of the deployment-strategy annotation to the batch's desired updated

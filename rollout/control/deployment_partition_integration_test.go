@@ -47,8 +47,8 @@ func TestDeploymentPartitionUpgradeBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours, theirs := partitionTarget(ns, d.Name), partitionTarget(ns, d.Name)
-	// Initialize is guarded by resourceVersion; the BatchRelease retries its conflicts with
-	// kube-controller-manager's status writes, and so does the test.
+	// Initialize of a Deployment without annotations is guarded by resourceVersion; the BatchRelease retries
+	// its conflicts with kube-controller-manager's status writes, and so does the test.
 	initialize := func(target control.Target) error {
 		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			return control.NewDeploymentPartition(c, target).Initialize(t.Context())
@@ -109,6 +109,56 @@ func TestDeploymentPartitionUpgradeBatch(t *testing.T) {
 	}
 	if got := partition(); got != 0 {
 		t.Errorf("partition %d after the takeover, want the new release's 0", got)
+	}
+}
+
+// TestDeploymentPartitionInitializeFromAStaleRead takes a held Deployment over through the apiserver from
+// reads the cache has not caught up with: one that missed a status write (kube-controller-manager's) takes
+// it over; one that missed a change of its strategy gets a conflict and leaves that change as written.
+func TestDeploymentPartitionInitializeFromAStaleRead(t *testing.T) {
+	managertest.RequireCluster(t, clusterConfig)
+	t.Parallel()
+	c := directClient(t)
+	ns := managertest.Namespace(t, c, "control-it")
+	held := func(name string) *appsv1.Deployment {
+		d := blueGreenDeployment(ns)
+		d.Name, d.Labels = name, map[string]string{rolloutsv1beta1.WorkloadTypeLabel: rolloutsv1beta1.WorkloadTypeDeployment}
+		d.Annotations = map[string]string{rolloutsv1beta1.InProgressingAnnotation: `{"rolloutName":"web"}`}
+		d.Spec.Paused = true
+		if err := c.Create(t.Context(), d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+
+	statusWritten := held("status-written")
+	stale := statusWritten.DeepCopy()
+	statusWritten.Status.CollisionCount = ptr.To[int32](7)
+	if err := c.Status().Update(t.Context(), statusWritten); err != nil {
+		t.Fatal(err)
+	}
+	target := partitionTarget(ns, statusWritten.Name)
+	if err := control.NewDeploymentPartition(staleReads{c, stale}, target).Initialize(t.Context()); err != nil {
+		t.Fatalf("Initialize from a read before a status write: %v", err)
+	}
+	mustGet(t, c, statusWritten)
+	if !control.ControlledBy(statusWritten.Annotations, target.Owner) || statusWritten.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("not taken over: annotations %v, strategy %s", statusWritten.Annotations, statusWritten.Spec.Strategy.Type)
+	}
+
+	strategyChanged := held("strategy-changed")
+	stale = strategyChanged.DeepCopy()
+	patch := []byte(`{"spec":{"strategy":{"rollingUpdate":{"maxSurge":1}}}}`)
+	if err := c.Patch(t.Context(), strategyChanged, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	err := control.NewDeploymentPartition(staleReads{c, stale}, partitionTarget(ns, strategyChanged.Name)).Initialize(t.Context())
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("Initialize from a read before a strategy change: %v, want a conflict", err)
+	}
+	mustGet(t, c, strategyChanged)
+	if got := strategyChanged.Spec.Strategy; got.Type != appsv1.RollingUpdateDeploymentStrategyType || got.RollingUpdate.MaxSurge.IntValue() != 1 {
+		t.Errorf("strategy %+v, want the one written meanwhile", got)
 	}
 }
 
