@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"maps"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
+	"github.com/flotilla-dev/flotilla/workloads/jsonpatch"
 )
 
 // BatchPodLabelsAnnotation on a Deployment under a partition-style release holds, as a JSON object, the
@@ -103,34 +103,29 @@ func EncodeBatchPodLabels(labels map[string]string) string {
 	return string(raw)
 }
 
-// escapeJSONPointer escapes one reference token of a JSON pointer (RFC 6901).
-func escapeJSONPointer(token string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(token)
-}
-
 // TemplateLabelPath is the JSON pointer of a pod template label of a workload, for JSON patches.
 func TemplateLabelPath(key string) string {
-	return "/spec/template/metadata/labels/" + escapeJSONPointer(key)
+	return "/spec/template/metadata/labels/" + jsonpatch.Escape(key)
 }
 
 // StampOps are the JSON patch operations that change a pod template's stamped batch labels to want: each
 // stamped label is tested as read, then the ones want lacks are removed and want's are set.
-func StampOps(stamped, want map[string]string) []map[string]any {
-	var ops []map[string]any
+func StampOps(stamped, want map[string]string) []jsonpatch.Op {
+	var ops []jsonpatch.Op
 	for _, k := range batchLabelKeys {
 		v, was := stamped[k]
 		w, keep := want[k]
 		switch {
 		case was && keep && v == w:
 		case was:
-			ops = append(ops, map[string]any{"op": "test", "path": TemplateLabelPath(k), "value": v})
+			ops = append(ops, jsonpatch.Test(TemplateLabelPath(k), v))
 			if !keep {
-				ops = append(ops, map[string]any{"op": "remove", "path": TemplateLabelPath(k)})
+				ops = append(ops, jsonpatch.Remove(TemplateLabelPath(k)))
 				continue
 			}
 			fallthrough
 		case keep:
-			ops = append(ops, map[string]any{"op": "add", "path": TemplateLabelPath(k), "value": w})
+			ops = append(ops, jsonpatch.Add(TemplateLabelPath(k), w))
 		}
 	}
 	return ops

@@ -3,10 +3,8 @@ package control
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"time"
 
@@ -15,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -23,6 +20,7 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/expectations"
+	"github.com/flotilla-dev/flotilla/workloads/jsonpatch"
 )
 
 // deploymentPartition releases a native Deployment batch by batch without an extra workload: the
@@ -94,10 +92,10 @@ func (p *deploymentPartition) takeOver(ctx context.Context, d, want *appsv1.Depl
 	if len(ops) == 0 {
 		return nil
 	}
-	tests := []map[string]any{
-		{"op": "test", "path": "/metadata/annotations", "value": d.Annotations},
-		{"op": "test", "path": "/spec/strategy", "value": d.Spec.Strategy},
-		{"op": "test", "path": "/spec/replicas", "value": d.Spec.Replicas},
+	tests := []jsonpatch.Op{
+		jsonpatch.Test("/metadata/annotations", d.Annotations),
+		jsonpatch.Test("/spec/strategy", d.Spec.Strategy),
+		jsonpatch.Test("/spec/replicas", d.Spec.Replicas),
 	}
 	if err := patchJSON(ctx, p.client, appsv1.Resource("deployments"), d, append(tests, ops...)); err != nil {
 		return fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
@@ -136,9 +134,9 @@ func PatchControlledAnnotation(ctx context.Context, c client.Client, d *appsv1.D
 // pod of a batch. A failed test (the release lost control, or a guarded annotation changed since the read)
 // returns a conflict, so the caller plans again from a fresh read.
 func PatchControlledAnnotations(ctx context.Context, c client.Client, d *appsv1.Deployment, values map[string]string, guards ...string) error {
-	ops := make([]map[string]any, 0, len(guards)+len(values)+1)
+	ops := make([]jsonpatch.Op, 0, len(guards)+len(values)+1)
 	for _, k := range append([]string{rolloutsv1beta1.BatchReleaseControlAnnotation}, guards...) {
-		ops = append(ops, map[string]any{"op": "test", "path": AnnotationPath(k), "value": d.Annotations[k]})
+		ops = append(ops, jsonpatch.Test(AnnotationPath(k), d.Annotations[k]))
 	}
 	ops = append(ops, metaOps(annotationsPath, d.Annotations, withValues(d.Annotations, values))...)
 	if err := patchJSON(ctx, c, appsv1.Resource("deployments"), d, ops); err != nil {
@@ -153,7 +151,7 @@ const annotationsPath = "/metadata/annotations/"
 // AnnotationPath is the JSON pointer (RFC 6901) of an annotation, for JSON patches: "~" and "/" in the key
 // are escaped.
 func AnnotationPath(key string) string {
-	return annotationsPath + escapeJSONPointer(key)
+	return annotationsPath + jsonpatch.Escape(key)
 }
 
 // withValues is a copy of m with values set in it, an empty value removing its key.
@@ -227,9 +225,9 @@ func (p *deploymentPartition) release(ctx context.Context, d, want *appsv1.Deplo
 		}
 		return want.ResourceVersion, nil
 	}
-	test := map[string]any{"op": "test", "path": AnnotationPath(rolloutsv1beta1.BatchReleaseControlAnnotation), "value": info}
+	test := jsonpatch.Test(AnnotationPath(rolloutsv1beta1.BatchReleaseControlAnnotation), info)
 	written := d.DeepCopy()
-	if err := patchJSONInto(ctx, p.client, appsv1.Resource("deployments"), written, append([]map[string]any{test}, ops...)); err != nil {
+	if err := jsonpatch.Apply(ctx, p.client, appsv1.Resource("deployments"), written, append([]jsonpatch.Op{test}, ops...)); err != nil {
 		return "", fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	return written.ResourceVersion, nil
@@ -237,7 +235,7 @@ func (p *deploymentPartition) release(ctx context.Context, d, want *appsv1.Deplo
 
 // releaseOps are the JSON patch operations that turn d into want, which differs from d at most in the fields
 // a release sets (annotations, labels, spec.paused and spec.strategy); ok is false when it differs elsewhere.
-func releaseOps(d, want *appsv1.Deployment) (ops []map[string]any, ok bool) {
+func releaseOps(d, want *appsv1.Deployment) (ops []jsonpatch.Op, ok bool) {
 	covered := d.DeepCopy()
 	covered.Annotations, covered.Labels = want.Annotations, want.Labels
 	covered.Spec.Paused, covered.Spec.Strategy = want.Spec.Paused, want.Spec.Strategy
@@ -247,25 +245,25 @@ func releaseOps(d, want *appsv1.Deployment) (ops []map[string]any, ok bool) {
 	}
 	ops = append(metaOps(annotationsPath, d.Annotations, want.Annotations), metaOps("/metadata/labels/", d.Labels, want.Labels)...)
 	if d.Spec.Paused != want.Spec.Paused {
-		ops = append(ops, map[string]any{"op": "add", "path": "/spec/paused", "value": want.Spec.Paused})
+		ops = append(ops, jsonpatch.Add("/spec/paused", want.Spec.Paused))
 	}
 	if !equality.Semantic.DeepEqual(d.Spec.Strategy, want.Spec.Strategy) {
-		ops = append(ops, map[string]any{"op": "add", "path": "/spec/strategy", "value": want.Spec.Strategy})
+		ops = append(ops, jsonpatch.Add("/spec/strategy", want.Spec.Strategy))
 	}
 	return ops, true
 }
 
 // metaOps turn the map from into to, each key under prefix (a JSON pointer ending in "/"): removed, or set.
-func metaOps(prefix string, from, to map[string]string) []map[string]any {
-	var ops []map[string]any
+func metaOps(prefix string, from, to map[string]string) []jsonpatch.Op {
+	var ops []jsonpatch.Op
 	for _, k := range slices.Sorted(maps.Keys(from)) {
 		if _, kept := to[k]; !kept {
-			ops = append(ops, map[string]any{"op": "remove", "path": prefix + escapeJSONPointer(k)})
+			ops = append(ops, jsonpatch.Remove(prefix+jsonpatch.Escape(k)))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(to)) {
 		if v, had := from[k]; !had || v != to[k] {
-			ops = append(ops, map[string]any{"op": "add", "path": prefix + escapeJSONPointer(k), "value": to[k]})
+			ops = append(ops, jsonpatch.Add(prefix+jsonpatch.Escape(k), to[k]))
 		}
 	}
 	return ops
@@ -323,9 +321,9 @@ func (p *deploymentPartition) dropPodLabelsIf(ctx context.Context, d *appsv1.Dep
 		// Without control-info no Advanced Deployment controller reads them, and the release's patch drops them.
 		return nil
 	}
-	ops := []map[string]any{
-		{"op": "test", "path": AnnotationPath(rolloutsv1beta1.BatchReleaseControlAnnotation), "value": d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation]},
-		{"op": "remove", "path": AnnotationPath(BatchPodLabelsAnnotation)},
+	ops := []jsonpatch.Op{
+		jsonpatch.Test(AnnotationPath(rolloutsv1beta1.BatchReleaseControlAnnotation), d.Annotations[rolloutsv1beta1.BatchReleaseControlAnnotation]),
+		jsonpatch.Remove(AnnotationPath(BatchPodLabelsAnnotation)),
 	}
 	if err := patchJSON(ctx, p.client, appsv1.Resource("deployments"), d, ops); err != nil {
 		return fmt.Errorf("patching deployment %s/%s: %w", d.Namespace, d.Name, err)
@@ -334,23 +332,9 @@ func (p *deploymentPartition) dropPodLabelsIf(ctx context.Context, d *appsv1.Dep
 	return nil
 }
 
-// patchJSON sends a JSON patch to a copy of obj, of resource gr; a failed test (HTTP 422) reads as a conflict.
-func patchJSON(ctx context.Context, c client.Client, gr schema.GroupResource, obj client.Object, ops []map[string]any) error {
-	return patchJSONInto(ctx, c, gr, obj.DeepCopyObject().(client.Object), ops)
-}
-
-// patchJSONInto is patchJSON writing the response into obj.
-func patchJSONInto(ctx context.Context, c client.Client, gr schema.GroupResource, obj client.Object, ops []map[string]any) error {
-	raw, err := json.Marshal(ops)
-	if err != nil {
-		return err
-	}
-	err = c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, raw))
-	var status apierrors.APIStatus
-	if errors.As(err, &status) && status.Status().Code == http.StatusUnprocessableEntity {
-		return apierrors.NewConflict(gr, obj.GetName(), err)
-	}
-	return err
+// patchJSON sends a JSON patch to a copy of obj, of resource gr; a failed test reads as a conflict.
+func patchJSON(ctx context.Context, c client.Client, gr schema.GroupResource, obj client.Object, ops []jsonpatch.Op) error {
+	return jsonpatch.Apply(ctx, c, gr, obj.DeepCopyObject().(client.Object), ops)
 }
 
 // partitionRolledOut reports whether d's ReplicaSets already show the resumed Deployment rolled out: its new

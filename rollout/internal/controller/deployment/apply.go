@@ -3,9 +3,7 @@ package deployment
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,6 +18,7 @@ import (
 
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/control"
+	"github.com/flotilla-dev/flotilla/workloads/jsonpatch"
 )
 
 // scalingReason is the event reason kube-controller-manager uses for the same writes.
@@ -104,14 +102,9 @@ func (r *Reconciler) scale(ctx context.Context, d *appsv1.Deployment, rs *appsv1
 	if step.Relabel {
 		ops = append(ops, control.StampOps(control.StampedBatchLabels(&rs.Spec.Template, &d.Spec.Template), step.Labels)...)
 	}
-	raw, err := json.Marshal(ops)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the scale of replica set %s: %w", klog.KObj(rs), err)
-	}
 	written := rs.DeepCopy()
-	err = r.Client.Patch(ctx, written, client.RawPatch(types.JSONPatchType, raw))
-	var status apierrors.APIStatus
-	if errors.As(err, &status) && status.Status().Code == http.StatusUnprocessableEntity {
+	err := jsonpatch.Apply(ctx, r.Client, appsv1.Resource("replicasets"), written, ops)
+	if apierrors.IsConflict(err) {
 		ctrl.LoggerFrom(ctx).V(1).Info("ReplicaSet resized since it was read, replanning", "ReplicaSet", klog.KObj(rs))
 		return nil, nil
 	}
@@ -123,16 +116,16 @@ func (r *Reconciler) scale(ctx context.Context, d *appsv1.Deployment, rs *appsv1
 }
 
 // scaleOps test spec.replicas against what the plan read, then set it and the replica annotations.
-func scaleOps(rs *appsv1.ReplicaSet, to int32, plan Plan) []map[string]any {
-	ops := []map[string]any{
-		{"op": "test", "path": "/spec/replicas", "value": rs.Spec.Replicas},
-		{"op": "replace", "path": "/spec/replicas", "value": to},
+func scaleOps(rs *appsv1.ReplicaSet, to int32, plan Plan) []jsonpatch.Op {
+	ops := []jsonpatch.Op{
+		jsonpatch.Test("/spec/replicas", rs.Spec.Replicas),
+		jsonpatch.Replace("/spec/replicas", to),
 	}
 	if rs.Annotations == nil {
-		ops = append(ops, map[string]any{"op": "add", "path": "/metadata/annotations", "value": map[string]string{}})
+		ops = append(ops, jsonpatch.Add("/metadata/annotations", map[string]string{}))
 	}
 	annotate := func(key string, n int32) {
-		ops = append(ops, map[string]any{"op": "add", "path": control.AnnotationPath(key), "value": strconv.Itoa(int(n))})
+		ops = append(ops, jsonpatch.Add(control.AnnotationPath(key), strconv.Itoa(int(n))))
 	}
 	annotate(desiredReplicasAnnotation, plan.DesiredReplicas)
 	annotate(maxReplicasAnnotation, plan.MaxReplicas)
