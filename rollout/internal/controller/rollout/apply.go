@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	rolloutsv1beta1 "github.com/flotilla-dev/flotilla/rollout/api/v1beta1"
 	"github.com/flotilla-dev/flotilla/rollout/internal/controller/reconcileutil"
 	"github.com/flotilla-dev/flotilla/rollout/internal/plan"
+	"github.com/flotilla-dev/flotilla/workloads/jsonpatch"
 )
 
 // apply carries out a decision: workload metadata, BatchRelease, status, events, finalizer — in that
@@ -109,11 +111,27 @@ func (r *Reconciler) updateBatch(ctx context.Context, ro *rolloutsv1beta1.Rollou
 	orig := br.DeepCopy()
 	br.Spec.ReleasePlan, br.Spec.WorkloadRef = p, ro.Spec.WorkloadRef
 	setAnnotation(br, rolloutsv1beta1.RollbackInBatchAnnotation, want[rolloutsv1beta1.RollbackInBatchAnnotation])
-	if err := r.Client.Patch(ctx, br, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.patchBatch(ctx, orig, br); err != nil {
 		return fmt.Errorf("updating BatchRelease: %w", err)
 	}
 	r.batchWritten.Record(br.UID, orig.ResourceVersion)
 	return nil
+}
+
+// patchBatch writes br's spec (and annotations) over orig's. The Rollout alone writes a BatchRelease's spec, so
+// a test of the generation as read, which the BatchRelease's status writes leave alone, keeps a stale read from
+// undoing a newer plan without losing to them. A change of annotations is sent under the resourceVersion.
+func (r *Reconciler) patchBatch(ctx context.Context, orig, br *rolloutsv1beta1.BatchRelease) error {
+	if !maps.Equal(orig.Annotations, br.Annotations) {
+		return r.Client.Patch(ctx, br, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	}
+	ops := []jsonpatch.Op{
+		jsonpatch.Test("/metadata/uid", orig.UID),
+		jsonpatch.Test("/metadata/generation", orig.Generation),
+		jsonpatch.Replace("/spec/releasePlan", br.Spec.ReleasePlan),
+		jsonpatch.Replace("/spec/workloadRef", br.Spec.WorkloadRef),
+	}
+	return jsonpatch.Apply(ctx, r.Client, rolloutsv1beta1.Resource("batchreleases"), br, ops)
 }
 
 func (r *Reconciler) deleteBatch(ctx context.Context, br *rolloutsv1beta1.BatchRelease) error {
