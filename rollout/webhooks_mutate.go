@@ -156,7 +156,11 @@ func (m *workloadMutator) matchingRollout(ctx context.Context, req admission.Req
 	if err := m.Live.List(ctx, live, client.InNamespace(namespace)); err != nil {
 		return nil, fmt.Errorf("listing Rollouts: %w", err)
 	}
-	return rolloutadmission.MatchingRollout(live.Items, namespace, gk, obj.GetName()), nil
+	found := rolloutadmission.MatchingRollout(live.Items, namespace, gk, obj.GetName())
+	if found != nil {
+		logf.FromContext(ctx).Info("Found the workload's Rollout through the API server: the cache had not seen it yet", "rollout", klog.KObj(found))
+	}
+	return found, nil
 }
 
 // replicaSets reads the ReplicaSets cur controls, the ones FreezeDeployment reads: from the cache, else (see
@@ -166,7 +170,11 @@ func (m *workloadMutator) replicaSets(ctx context.Context, old, cur *appsv1.Depl
 	if err != nil || m.Live == nil || !rolloutadmission.MissesReplicaSets(old, cur, rss) {
 		return rss, err
 	}
-	return control.OwnedReplicaSets(ctx, m.Live, cur)
+	live, err := control.OwnedReplicaSets(ctx, m.Live, cur)
+	if err == nil && !rolloutadmission.MissesReplicaSets(old, cur, live) {
+		logf.FromContext(ctx).Info("Found the Deployment's active ReplicaSets through the API server: the cache had not seen them yet")
+	}
+	return live, err
 }
 
 func allowedUnlessError(err error) admission.Response {
