@@ -29,8 +29,8 @@ func TestOpsEncode(t *testing.T) {
 
 func TestApply(t *testing.T) {
 	gr := schema.GroupResource{Resource: "configmaps"}
+	// A failed test op is answered 422 Unprocessable Entity, as NewInvalid makes it.
 	failedTest := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "cm", nil)
-	failedTest.ErrStatus.Code = 422
 	tests := []struct {
 		name         string
 		patchErr     error
