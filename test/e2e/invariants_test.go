@@ -30,6 +30,8 @@ type podWatch struct {
 	last     map[types.UID]bool
 	stop     context.CancelFunc
 	done     chan struct{}
+	// list reads the watched pods.
+	list func(context.Context) ([]corev1.Pod, error)
 	// podDeletes is the manager's count of pod deletions sent when the watch started.
 	podDeletes int
 	// set is the StatefulSet whose ordinals the pods' names carry ("" for other workloads); sharedOrdinals
@@ -57,26 +59,45 @@ func watchSetPods(ctx context.Context, ns, set string) *podWatch {
 }
 
 func watchWorkload(ctx context.Context, ns, selector, set string) *podWatch {
-	ctx, cancel := context.WithCancel(ctx)
+	list := func(ctx context.Context) ([]corev1.Pod, error) {
+		l, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return nil, err
+		}
+		return l.Items, nil
+	}
+	watchCtx, cancel := context.WithCancel(ctx)
 	w := &podWatch{minReady: -1, seen: map[types.UID]string{}, versions: map[types.UID]string{}, stop: cancel, done: make(chan struct{}),
-		podDeletes: managerPodDeletes(ctx), set: set}
+		podDeletes: managerPodDeletes(ctx), set: set, list: list}
 	// The first sample is taken before the caller changes anything: a pod replaced before an asynchronous first
 	// sample would never be seen.
-	if list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector}); err == nil {
-		w.sample(list.Items)
-	}
+	w.sampleNow(ctx)
 	go func() {
 		defer GinkgoRecover()
 		defer close(w.done)
-		for ctx.Err() == nil {
-			list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
-			if err == nil {
-				w.sample(list.Items)
-			}
+		for watchCtx.Err() == nil {
+			w.sampleNow(watchCtx)
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
 	return w
+}
+
+func (w *podWatch) sampleNow(ctx context.Context) {
+	if pods, err := w.list(ctx); err == nil {
+		w.sample(pods)
+	}
+}
+
+// finish stops the watch and takes a last sample, so the state the caller just waited for is part of it even
+// when it came about after the watch's last periodic sample.
+func (w *podWatch) finish(ctx context.Context) {
+	GinkgoHelper()
+	w.stop()
+	<-w.done
+	pods, err := w.list(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	w.sample(pods)
 }
 
 func (w *podWatch) sample(pods []corev1.Pod) {
@@ -135,8 +156,7 @@ func podNamesOf(pods []corev1.Pod) string {
 // deletions it folded count it) or by the test (deletedByTest).
 func (w *podWatch) expect(ctx context.Context, ns string, maxPods, minReady int, deletedByTest ...types.UID) {
 	GinkgoHelper()
-	w.stop()
-	<-w.done
+	w.finish(ctx)
 	// Pods being deleted do not count, as kube-controller-manager counts neither for maxSurge: a ReplicaSet's
 	// replicas leave out its terminating pods.
 	Expect(w.maxPods).To(BeNumerically("<=", maxPods), "pods not being deleted at once (%d with those being deleted)", w.maxAll)
