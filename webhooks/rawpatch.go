@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -17,10 +18,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
-// PatchResponse allows the request with the JSON patch that makes its raw object what out is to cur. It is
-// the strategic merge patch from cur to out merged into raw, then diffed against raw; it is done on decoded
-// objects rather than on JSON text: the pod webhook pays it on every pod creation, and the text way parses the
-// object three times and prints it twice.
+// PatchResponse allows the request with the JSON patch that makes its raw object what out is to cur: what the
+// strategic merge patch from cur to out, merged into raw, changes, so that fields raw holds that the types do
+// not know stay. The pod webhook pays it on every pod creation, so the usual change is read off the typed
+// values (directPatch) and only the rest takes the merge, done on decoded objects rather than on JSON text,
+// which would parse the object three times and print it twice.
 func PatchResponse[T any](raw []byte, cur, out *T) (admission.Response, error) {
 	ops, err := rawPatch(raw, cur, out)
 	if err != nil {
@@ -42,9 +44,18 @@ func PatchOrReplace[T any](raw []byte, cur, out *T) admission.Response {
 	return admission.PatchResponseFromRaw(raw, whole)
 }
 
-// rawPatch computes the strategic merge patch from cur to out, merges it into raw as a map, and diffs the
-// result against raw.
+// rawPatch is directPatch where it can tell the change, strategicPatch where it cannot.
 func rawPatch[T any](raw []byte, cur, out *T) ([]jsonpatch.JsonPatchOperation, error) {
+	ops, err := directPatch(raw, cur, out)
+	if !errors.Is(err, errNotDirect) {
+		return ops, err
+	}
+	return strategicPatch(raw, cur, out)
+}
+
+// strategicPatch computes the strategic merge patch from cur to out, merges it into raw as a map, and diffs
+// the result against raw.
+func strategicPatch[T any](raw []byte, cur, out *T) ([]jsonpatch.JsonPatchOperation, error) {
 	before, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
 	if err != nil {
 		return nil, err
