@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -153,6 +154,15 @@ func (e *Env) ManagerSamples(ctx context.Context) ([]Sample, error) {
 		return nil, fmt.Errorf("reading %s: %s", url, resp.Status)
 	}
 	return ParseText(resp.Body)
+}
+
+// APIServerSamples reads every series of the API server's metrics endpoint.
+func (e *Env) APIServerSamples(ctx context.Context) ([]Sample, error) {
+	raw, err := e.Kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	return ParseText(bytes.NewReader(raw))
 }
 
 // Phase is what one measured phase cost.

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,7 +50,8 @@ func TestInjectFiguresCompareEachCaseWithItsPhasesBaseline(t *testing.T) {
 	}
 
 	var res Result
-	if err := addInjectMetrics(&res, phases, samples); err != nil {
+	calls := map[string]webhookCalls{phaseName(10): {Count: 200, Seconds: 0.6, Over5ms: 4, Over25ms: 1}}
+	if err := addInjectMetrics(&res, phases, samples, calls); err != nil {
 		t.Fatal(err)
 	}
 	res.finish()
@@ -68,6 +70,45 @@ func TestInjectFiguresCompareEachCaseWithItsPhasesBaseline(t *testing.T) {
 	}
 	if s := res.Latencies[phaseName(10)+": "+caseNoWebhook]; s.N != 100 || s.P99Ms != 30 {
 		t.Errorf("baseline latency of the 10-set phase: %+v", s)
+	}
+	notes := map[string]string{}
+	for _, m := range res.Metrics {
+		notes[m.Name] = m.Note
+	}
+	if n := notes["all: p99 added by the webhook"]; !strings.Contains(n, "200 calls to the webhook: mean 3.00 ms, 2.0% over 5 ms, 0.5% over 25 ms") {
+		t.Errorf("10-set phase's note %q", n)
+	}
+	if n := notes["webhook: p99 added by the webhook"]; !strings.Contains(n, "called the webhook for no pod") {
+		t.Errorf("0-set phase's note %q", n)
+	}
+}
+
+// The webhook's calls are read off the rise of the API server's histogram of the bench's webhook alone.
+func TestWebhookCallsBetween(t *testing.T) {
+	series := func(name string, le string, v float64) Sample {
+		labels := map[string]string{"name": name, "operation": "CREATE", "type": "admit", "rejected": "false"}
+		if le != "" {
+			labels["le"] = le
+		}
+		suffix := map[bool]string{true: "_bucket", false: "_count"}[le != ""]
+		return Sample{Name: webhookDuration + suffix, Labels: labels, Value: v}
+	}
+	reading := func(calls, under5, under25 float64, seconds float64) []Sample {
+		sum := series(injectWebhook, "", seconds)
+		sum.Name = webhookDuration + "_sum"
+		return []Sample{
+			series(injectWebhook, "", calls), sum, series(injectWebhook, "0.005", under5),
+			series(injectWebhook, "0.025", under25), series(injectWebhook, "+Inf", calls),
+			series("mpod.kb.io", "", 1000), series("mpod.kb.io", "0.005", 0), series("mpod.kb.io", "+Inf", 1000),
+		}
+	}
+	got, err := webhookCallsBetween(reading(10, 10, 10, 0.01), reading(110, 90, 108, 0.31))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (webhookCalls{Count: 100, Seconds: 0.3, Over5ms: 20, Over25ms: 2}); math.Abs(got.Seconds-want.Seconds) > 1e-9 ||
+		got.Count != want.Count || got.Over5ms != want.Over5ms || got.Over25ms != want.Over25ms {
+		t.Errorf("calls %+v, want %+v", got, want)
 	}
 }
 

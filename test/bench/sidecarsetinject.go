@@ -90,14 +90,14 @@ func runSidecarSetInject(ctx context.Context, env *Env, res *Result) error {
 	if err != nil {
 		return err
 	}
-	samples := map[string]map[string][]time.Duration{}
+	samples, calls := map[string]map[string][]time.Duration{}, map[string]webhookCalls{}
 	phase, err := env.Measure(ctx, nil, func(ctx context.Context) error {
 		for _, p := range injectPhases {
-			s, err := runInjectPhase(ctx, env, dyn, p)
+			s, c, err := runInjectPhase(ctx, env, dyn, p)
 			if err != nil {
 				return fmt.Errorf("%d SidecarSets: %w", p.Sets, err)
 			}
-			samples[phaseName(p.Sets)] = s
+			samples[phaseName(p.Sets)], calls[phaseName(p.Sets)] = s, c
 		}
 		return nil
 	})
@@ -105,7 +105,7 @@ func runSidecarSetInject(ctx context.Context, env *Env, res *Result) error {
 		return err
 	}
 	res.Record(phase)
-	return addInjectMetrics(res, injectPhases, samples)
+	return addInjectMetrics(res, injectPhases, samples, calls)
 }
 
 func injectPodCount() int {
@@ -144,15 +144,34 @@ func namespaceWithAccount(ctx context.Context, kube kubernetes.Interface, name s
 }
 
 // runInjectPhase installs the phase's SidecarSets, waits until the webhook injects them all, then creates
-// pods of each case in turn, rotating which goes first, and returns their create times by case.
-func runInjectPhase(ctx context.Context, env *Env, dyn dynamic.Interface, p injectPhase) (map[string][]time.Duration, error) {
+// pods of each case in turn, rotating which goes first, and returns their create times by case and what the
+// API server timed of its calls to the webhook meanwhile.
+func runInjectPhase(ctx context.Context, env *Env, dyn dynamic.Interface, p injectPhase) (map[string][]time.Duration, webhookCalls, error) {
 	if err := installSidecarSets(ctx, dyn, p.Sets); err != nil {
-		return nil, err
+		return nil, webhookCalls{}, err
 	}
 	if err := awaitInjection(ctx, env, p); err != nil {
-		return nil, err
+		return nil, webhookCalls{}, err
+	}
+	before, err := env.APIServerSamples(ctx)
+	if err != nil {
+		return nil, webhookCalls{}, err
 	}
 	env.Logf("%d SidecarSets: creating %d pods of each of %d cases", p.Sets, injectPods, len(p.Cases))
+	out, err := createInjectPods(ctx, env, p)
+	if err != nil {
+		return nil, webhookCalls{}, err
+	}
+	after, err := env.APIServerSamples(ctx)
+	if err != nil {
+		return nil, webhookCalls{}, err
+	}
+	calls, err := webhookCallsBetween(before, after)
+	return out, calls, err
+}
+
+// createInjectPods creates the phase's pods and returns their create times by case, the warm-up left out.
+func createInjectPods(ctx context.Context, env *Env, p injectPhase) (map[string][]time.Duration, error) {
 	out := map[string][]time.Duration{}
 	for i := range injectWarmUp + injectPods {
 		for k := range p.Cases {
