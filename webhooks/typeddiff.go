@@ -334,7 +334,7 @@ func (d *differ) list(p pointer, a, b reflect.Value) error {
 	case opaque(elem):
 		d.add(p.op, b)
 		return nil
-	case namedList(a) && namedList(b):
+	case namedList(a, nameField(elem)) && namedList(b, nameField(elem)):
 		return d.namedList(p, a, b)
 	}
 	return d.grownList(p.op, a, b)
@@ -361,16 +361,16 @@ func (d *differ) grownList(path string, a, b reflect.Value) error {
 // namedList matches the elements of two lists of objects by name: every element of a must still be in b, in
 // the same order. New elements are inserted at their places first, then the kept ones walked into.
 func (d *differ) namedList(p pointer, a, b reflect.Value) error {
-	at, err := keptAt(a, b)
+	at, err := keptAt(a, b, nameField(a.Type().Elem()))
 	if err != nil {
 		return err
 	}
-	kept := map[int]int{}
-	for i, j := range at {
-		kept[j] = i
+	kept := make([]bool, b.Len())
+	for _, j := range at {
+		kept[j] = true
 	}
 	for j := range b.Len() {
-		if _, ok := kept[j]; !ok {
+		if !kept[j] {
 			d.add(p.op+"/"+strconv.Itoa(j), b.Index(j))
 		}
 	}
@@ -384,14 +384,14 @@ func (d *differ) namedList(p pointer, a, b reflect.Value) error {
 
 // keptAt is, for each element of a, the index of its namesake in b; errNotDirect when one is gone or the
 // order changed.
-func keptAt(a, b reflect.Value) ([]int, error) {
+func keptAt(a, b reflect.Value, name int) ([]int, error) {
 	index := make(map[string]int, b.Len())
 	for j := range b.Len() {
-		index[elementName(b.Index(j))] = j
+		index[elementName(b.Index(j), name)] = j
 	}
 	at := make([]int, a.Len())
 	for i := range a.Len() {
-		j, ok := index[elementName(a.Index(i))]
+		j, ok := index[elementName(a.Index(i), name)]
 		if !ok || i > 0 && j <= at[i-1] {
 			return nil, errNotDirect
 		}
@@ -400,44 +400,47 @@ func keptAt(a, b reflect.Value) ([]int, error) {
 	return at, nil
 }
 
-// namedList reports whether l's elements are objects (or non-nil pointers to them) with a field encoded as
-// "name", each set and none twice.
-func namedList(l reflect.Value) bool {
-	t := l.Type().Elem()
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct || nameField(t) < 0 {
+// namedList reports whether l's elements are objects (or non-nil pointers to them) whose field name (see
+// nameField) is set on each and the same on none two.
+func namedList(l reflect.Value, name int) bool {
+	if name < 0 {
 		return false
 	}
 	seen := make(map[string]bool, l.Len())
 	for i := range l.Len() {
-		name := elementName(l.Index(i))
-		if name == "" || seen[name] {
+		n := elementName(l.Index(i), name)
+		if n == "" || seen[n] {
 			return false
 		}
-		seen[name] = true
+		seen[n] = true
 	}
 	return true
 }
 
-// nameField is the index of the string field a struct encodes as "name", or -1.
+// nameField is the index of the string field that elements of type t (objects or pointers to them) encode as
+// "name", or -1.
 func nameField(t reflect.Type) int {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if name, _, skip := jsonField(f); !skip && name == "name" && f.Type.Kind() == reflect.String {
-			return i
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return -1
+	}
+	for _, f := range fieldsOf(t) {
+		if f.name == "name" && t.Field(f.index).Type.Kind() == reflect.String {
+			return f.index
 		}
 	}
 	return -1
 }
 
-func elementName(v reflect.Value) string {
+// elementName is the name field (nameField's index) of an element, "" for a nil pointer.
+func elementName(v reflect.Value, name int) string {
 	if v.Kind() == reflect.Pointer {
 		if v.IsNil() {
 			return ""
 		}
 		v = v.Elem()
 	}
-	return v.Field(nameField(v.Type())).String()
+	return v.Field(name).String()
 }
