@@ -133,8 +133,12 @@ func TestDeploymentPartitionInitializeFromAStaleRead(t *testing.T) {
 
 	statusWritten := held("status-written")
 	stale := statusWritten.DeepCopy()
-	statusWritten.Status.CollisionCount = ptr.To[int32](7)
-	if err := c.Status().Update(t.Context(), statusWritten); err != nil {
+	// kube-controller-manager may write the new Deployment's status first; the stale read predates both.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		mustGet(t, c, statusWritten)
+		statusWritten.Status.CollisionCount = ptr.To[int32](7)
+		return c.Status().Update(t.Context(), statusWritten)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	target := partitionTarget(ns, statusWritten.Name)
