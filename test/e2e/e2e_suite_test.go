@@ -79,6 +79,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	})
 	failOnError(err, "starting the cluster")
 	DeferCleanup(c.Stop)
+	// Cleanups run last in, first out: the logs are copied before the cluster stops.
+	DeferCleanup(keepClusterLogs, c)
 	DeferCleanup(removeBuilt)
 	testCluster = c
 	failOnError(newClients(c.Config()), "creating clients")
@@ -153,6 +155,20 @@ func removeUnlessFailed(workDir string) {
 		return
 	}
 	_ = os.RemoveAll(workDir)
+}
+
+// keepClusterLogs copies the control plane's and kwok's logs when a spec failed: what the scheduler and
+// kube-controller-manager did is often the explanation.
+func keepClusterLogs(c *cluster.Cluster) {
+	if !anyFailed {
+		return
+	}
+	dir, err := c.SaveLogs()
+	if err != nil {
+		GinkgoWriter.Printf("keeping the cluster's logs: %v\n", err)
+		return
+	}
+	GinkgoWriter.Printf("cluster logs kept in %s\n", dir)
 }
 
 var _ = ReportAfterEach(func(r SpecReport) {
