@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -130,6 +131,22 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func(ctx 
 func Create(t testing.TB, c client.Client, obj client.Object) {
 	t.Helper()
 	if err := c.Create(t.Context(), obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Update applies change to obj as the API server holds it and writes it, from a fresh read again after a
+// conflict: the controllers under test may write the object (its status too) between the read and the write.
+func Update[T client.Object](t testing.TB, c client.Client, obj T, change func(T)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		change(obj)
+		return c.Update(t.Context(), obj)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }

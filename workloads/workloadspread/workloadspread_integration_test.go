@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/workloadspread/internal/plan"
 )
@@ -241,14 +242,8 @@ func TestTargetFilterWarns(t *testing.T) {
 // update changes the WorkloadSpread's spec and waits for its status of the new generation.
 func (e *env) update(t *testing.T, ws *kruiseappsv1alpha1.WorkloadSpread, change func(*kruiseappsv1alpha1.WorkloadSpread)) {
 	t.Helper()
-	cur := &kruiseappsv1alpha1.WorkloadSpread{}
-	if err := e.c.Get(t.Context(), client.ObjectKeyFromObject(ws), cur); err != nil {
-		t.Fatal(err)
-	}
-	change(cur)
-	if err := e.c.Update(t.Context(), cur); err != nil {
-		t.Fatal(err)
-	}
+	cur := ws.DeepCopy()
+	managertest.Update(t, e.c, cur, change)
 	e.waitReconciled(t, cur)
 }
 

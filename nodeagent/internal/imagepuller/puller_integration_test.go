@@ -199,13 +199,11 @@ func TestRetriesAndAVersionBump(t *testing.T) {
 	a.eventually("the web image pulled", func() bool { return a.tag("example.com/web").Phase == kruiseappsv1alpha1.ImagePhaseSucceeded })
 
 	// A new version of a tag under Always pulls it again, though it is present.
-	ni := a.get()
-	img := ni.Spec.Images["example.com/web"]
-	img.Tags[0].Version = 2
-	ni.Spec.Images["example.com/web"] = img
-	if err := a.c.Update(t.Context(), ni); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Update(t, a.c, a.get(), func(ni *kruiseappsv1alpha1.NodeImage) {
+		img := ni.Spec.Images["example.com/web"]
+		img.Tags[0].Version = 2
+		ni.Spec.Images["example.com/web"] = img
+	})
 	a.eventually("version 2 pulled", func() bool {
 		s := a.tag("example.com/web")
 		return s.Version == 2 && s.Phase == kruiseappsv1alpha1.ImagePhaseSucceeded

@@ -63,10 +63,7 @@ func TestNodeImageFollowsItsNode(t *testing.T) {
 		t.Errorf("new NodeImage: labels %v, owners %v, spec %+v", ni.Labels, ni.OwnerReferences, ni.Spec)
 	}
 
-	node.Labels["zone"] = "b"
-	if err := c.Update(t.Context(), node); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Update(t, c, node, func(n *corev1.Node) { n.Labels["zone"] = "b" })
 	eventually(t, "the node's new label copied", func() bool { return nodeImage(t, c, node.Name).Labels["zone"] == "b" })
 
 	if err := c.Delete(t.Context(), node); err != nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -148,14 +149,7 @@ func TestPausedAndTimeZone(t *testing.T) {
 		s, names, err := e.state(ctx, acj)
 		return err == nil && s.Type == kruiseappsv1alpha1.BroadcastJobTemplate && len(names) == 0, fmt.Errorf("%+v %v %w", s, names, err)
 	})
-	resume := &kruiseappsv1alpha1.AdvancedCronJob{}
-	if err := e.c.Get(t.Context(), client.ObjectKeyFromObject(acj), resume); err != nil {
-		t.Fatal(err)
-	}
-	resume.Spec.Paused = ptr.To(false)
-	if err := e.c.Update(t.Context(), resume); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Update(t, e.c, acj.DeepCopy(), func(resume *kruiseappsv1alpha1.AdvancedCronJob) { resume.Spec.Paused = ptr.To(false) })
 	e.waitFor(acj, []string{childAt(nine)}, []string{childAt(nine)}, &nine)
 	bcj := &kruiseappsv1alpha1.BroadcastJob{}
 	if err := e.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: childAt(nine)}, bcj); err != nil {

@@ -220,10 +220,7 @@ func TestReleasesPodsTheSelectorNoLongerMatches(t *testing.T) {
 	create(t, c, cs)
 	ps := settled(t, c, cs, 2)
 	moved := ps[0].DeepCopy()
-	moved.Labels["app"] = "elsewhere"
-	if err := c.Update(t.Context(), moved); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Update(t, c, moved, func(p *corev1.Pod) { p.Labels["app"] = "elsewhere" })
 	eventually(t, "the relabelled pod released", func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(moved), moved)
 		return metav1.GetControllerOf(moved) == nil, err

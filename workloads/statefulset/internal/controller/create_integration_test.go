@@ -195,10 +195,7 @@ func TestPreDeleteHookHoldsScaleDown(t *testing.T) {
 		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-1"}, p)
 		return err == nil && p.Labels[kruiseappspub.LifecycleStateKey] == "PreparingDelete" && !ready(p) && p.DeletionTimestamp == nil, err
 	})
-	p.Finalizers = nil
-	if err := c.Update(t.Context(), p); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Update(t, c, p, func(p *corev1.Pod) { p.Finalizers = nil })
 	settled(t, c, s, 1)
 }
 
