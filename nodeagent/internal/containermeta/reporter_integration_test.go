@@ -161,10 +161,7 @@ func TestRestartsAContainerForNewLabelValues(t *testing.T) {
 	k.setStatus(pod, func(s *corev1.PodStatus) {
 		s.Conditions = append(s.Conditions, corev1.PodCondition{Type: kruiseappspub.InPlaceUpdateReady, Status: corev1.ConditionFalse})
 	})
-	pod.Labels["color"] = "green"
-	if err := k.c.Update(t.Context(), pod); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Update(t, k.c, pod, func(p *corev1.Pod) { p.Labels["color"] = "green" })
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		return !k.rt.Running(first), nil
 	})
@@ -235,10 +232,7 @@ func TestAContainerWithoutEnvIsNeverRestarted(t *testing.T) {
 	k.setStatus(pod, func(s *corev1.PodStatus) {
 		s.Conditions = append(s.Conditions, corev1.PodCondition{Type: kruiseappspub.InPlaceUpdateReady, Status: corev1.ConditionFalse})
 	})
-	pod.Labels["color"] = "green"
-	if err := k.c.Update(t.Context(), pod); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Update(t, k.c, pod, func(p *corev1.Pod) { p.Labels["color"] = "green" })
 	time.Sleep(2 * time.Second)
 	if stops := k.rt.Stops(); len(stops) != 0 {
 		t.Fatalf("stops %+v: a container whose values are unknown was restarted", stops)

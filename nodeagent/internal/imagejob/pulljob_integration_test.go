@@ -197,12 +197,10 @@ func TestOwnerReferencesOfGoneJobsArePruned(t *testing.T) {
 			fmt.Errorf("nginx %+v (%v), redis %v", nginx.OwnerReferences, okNginx, okRedis)
 	})
 
-	ni := e.nodeImage(nodes[0])
-	ni.Spec.Images["busybox"] = kruiseappsv1alpha1.ImageSpec{Tags: []kruiseappsv1alpha1.ImageTagSpec{{Tag: "1", CreatedAt: ptr.To(metav1.Now()),
-		OwnerReferences: []corev1.ObjectReference{{APIVersion: "apps.kruise.io/v1alpha1", Kind: "ImagePullJob", Namespace: e.ns, Name: "never-was", UID: "x"}}}}}
-	if err := e.c.Update(t.Context(), ni); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Update(t, e.c, e.nodeImage(nodes[0]), func(ni *kruiseappsv1alpha1.NodeImage) {
+		ni.Spec.Images["busybox"] = kruiseappsv1alpha1.ImageSpec{Tags: []kruiseappsv1alpha1.ImageTagSpec{{Tag: "1", CreatedAt: ptr.To(metav1.Now()),
+			OwnerReferences: []corev1.ObjectReference{{APIVersion: "apps.kruise.io/v1alpha1", Kind: "ImagePullJob", Namespace: e.ns, Name: "never-was", UID: "x"}}}}}
+	})
 	managertest.Eventually(t, itTimeout, "a reference to a job that never existed pruned", func(context.Context) (bool, error) {
 		_, ok := e.tag(nodes[0], "busybox", "1")
 		return !ok, nil

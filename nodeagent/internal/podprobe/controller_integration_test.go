@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-dev/flotilla/nodeagent/internal/podprobe"
+	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
@@ -47,10 +48,7 @@ func TestMarkerWritesTheProbesOfItsPods(t *testing.T) {
 	e.waitProbes(n1, pending, "idle#idle", "idle#port")
 	waitStatus(e, m, 3)
 
-	b.Labels["app"] = "web"
-	if err := e.c.Update(t.Context(), b); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Update(t, e.c, b, func(p *corev1.Pod) { p.Labels["app"] = "web" })
 	e.waitProbes(n2, b)
 	waitStatus(e, m, 2)
 }
@@ -90,13 +88,9 @@ func TestEditedMarkerRewritesItsProbes(t *testing.T) {
 	m := e.marker("idle", execProbe("idle", "/idle.sh"), tcpProbe("port", intstr.FromInt32(8080)))
 	e.waitProbes(n, a, "other#other", "idle#idle", "idle#port")
 
-	if err := e.get(m); err != nil {
-		t.Fatal(err)
-	}
-	m.Spec.Probes = []kruiseappsv1alpha1.PodContainerProbe{execProbe("idle", "/idle-v2.sh")}
-	if err := e.c.Update(t.Context(), m); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Update(t, e.c, m, func(m *kruiseappsv1alpha1.PodProbeMarker) {
+		m.Spec.Probes = []kruiseappsv1alpha1.PodContainerProbe{execProbe("idle", "/idle-v2.sh")}
+	})
 	e.waitProbes(n, a, "other#other", "idle#idle")
 	e.eventually("the edited command", func() (bool, error) {
 		for _, p := range e.entry(n, a).Probes {

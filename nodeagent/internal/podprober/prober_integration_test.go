@@ -153,13 +153,7 @@ func TestNetworkProbes(t *testing.T) {
 	}
 
 	// The manager drops web-1 from the spec: its status goes.
-	if err := c.Get(t.Context(), client.ObjectKey{Name: node}, npp); err != nil {
-		t.Fatal(err)
-	}
-	npp.Spec.PodProbes = npp.Spec.PodProbes[:1]
-	if err := c.Update(t.Context(), npp); err != nil {
-		t.Fatal(err)
-	}
+	managertest.Update(t, c, npp, func(npp *kruiseappsv1alpha1.NodePodProbe) { npp.Spec.PodProbes = npp.Spec.PodProbes[:1] })
 	managertest.Eventually(t, 30*time.Second, "web-1 gone from the status", func(ctx context.Context) (bool, error) {
 		got := &kruiseappsv1alpha1.NodePodProbe{}
 		if err := c.Get(ctx, client.ObjectKey{Name: node}, got); err != nil {
