@@ -91,7 +91,9 @@ func waitCloneSet(ctx context.Context, ns string, replicas, updated int64) clone
 		return got.ObservedGeneration == got.Generation && got.Replicas == replicas && got.Available == replicas &&
 			got.UpdatedAvail == updated && len(activePods(ctx, ns)) == int(replicas)
 	}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(BeTrue(),
-		func() string { return fmt.Sprintf("CloneSet %s/%s: %+v", ns, name, got) })
+		func() string {
+			return fmt.Sprintf("CloneSet %s/%s: %+v\n%s", ns, name, got, describePods(ns, "app="+name))
+		})
 	return got
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -178,4 +179,26 @@ func ruleCoversCreate(r admissionregistrationv1.RuleWithOperations, gvr schema.G
 
 func matchesAny(values []string, want string) bool {
 	return slices.Contains(values, "*") || slices.Contains(values, want)
+}
+
+// describePods is what a failed wait for a workload shows: every pod selector matches with its node, phase and
+// conditions, and every claim of the namespace with its phase and volume.
+func describePods(ns, selector string) string {
+	// Its own context: the spec's may be what ended the wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	if pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector}); err == nil {
+		for _, p := range pods.Items {
+			fmt.Fprintf(&b, "pod %s on %q: phase %s, conditions %v, deleting %v\n", p.Name, p.Spec.NodeName,
+				p.Status.Phase, podConditions(p), p.DeletionTimestamp != nil)
+		}
+	}
+	if claims, err := kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, c := range claims.Items {
+			fmt.Fprintf(&b, "claim %s: phase %s, volume %q, deleting %v\n", c.Name, c.Status.Phase, c.Spec.VolumeName,
+				c.DeletionTimestamp != nil)
+		}
+	}
+	return b.String()
 }

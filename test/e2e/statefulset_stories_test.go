@@ -98,31 +98,9 @@ func waitSet(ctx context.Context, ns, name string, replicas, updated int64) setS
 			got.UpdatedAvail == updated && pods == int(replicas)
 	}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(poll).Should(BeTrue(),
 		func() string {
-			return fmt.Sprintf("StatefulSet %s/%s: %+v, %d pods\n%s", ns, name, got, pods, describeSet(ns, name))
+			return fmt.Sprintf("StatefulSet %s/%s: %+v, %d pods\n%s", ns, name, got, pods, describePods(ns, "app="+name))
 		})
 	return got
-}
-
-// describeSet is what a failed wait shows: every pod of the set with its node, phase, conditions and
-// claims, and every claim of the namespace with its phase and volume.
-func describeSet(ns, name string) string {
-	// Its own context: the spec's may be what ended the wait.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var b strings.Builder
-	if pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name}); err == nil {
-		for _, p := range pods.Items {
-			fmt.Fprintf(&b, "pod %s on %q: phase %s, conditions %v, deleting %v\n", p.Name, p.Spec.NodeName,
-				p.Status.Phase, podConditions(p), p.DeletionTimestamp != nil)
-		}
-	}
-	if claims, err := kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{}); err == nil {
-		for _, c := range claims.Items {
-			fmt.Fprintf(&b, "claim %s: phase %s, volume %q, deleting %v\n", c.Name, c.Status.Phase, c.Spec.VolumeName,
-				c.DeletionTimestamp != nil)
-		}
-	}
-	return b.String()
 }
 
 // setPods lists the set's pods (label app=<name>) not being deleted, by name.
