@@ -162,8 +162,21 @@ func (w *podWatch) expect(ctx context.Context, ns string, maxPods, minReady int,
 	Expect(w.maxPods).To(BeNumerically("<=", maxPods), "pods not being deleted at once (%d with those being deleted)", w.maxAll)
 	Expect(w.minReady).To(BeNumerically(">=", minReady), "serving pods at once")
 	Expect(w.sharedOrdinals).To(BeEmpty(), "pods sharing an ordinal")
-	deleted := reportedDeletes(ctx, ns)
+	// Controllers write their events in the background, so a deletion may be seen before its event: a pod stays
+	// unaccounted for only if no event names or counts it within the wait.
 	var unnamed []string
+	Eventually(func() int {
+		var budget int
+		unnamed, budget = w.unaccounted(ctx, ns, deletedByTest)
+		return len(unnamed) - budget
+	}).WithContext(ctx).WithTimeout(30*time.Second).WithPolling(poll).Should(BeNumerically("<=", 0),
+		func() string { return fmt.Sprintf("pods disappeared without being deleted: %v", unnamed) })
+}
+
+// unaccounted lists the pods the watch saw go that no deletion event names (none of deletedByTest), and how
+// many deletions the events and the manager counted without naming them.
+func (w *podWatch) unaccounted(ctx context.Context, ns string, deletedByTest []types.UID) (unnamed []string, budget int) {
+	deleted := reportedDeletes(ctx, ns)
 	for uid, name := range w.seen {
 		gone := !w.last[uid] && !deleted.byReplicaSet[name] && !deleted.byCloneSet[name] && !deleted.byStatefulSet[name]
 		for _, d := range deletedByTest {
@@ -177,8 +190,7 @@ func (w *podWatch) expect(ctx context.Context, ns string, maxPods, minReady int,
 	// folded events count every deletion; the CloneSets' series count is written only now and then, so the
 	// manager's own count of pod deletions during the watch stands in for it (less those its events named).
 	named := w.namedGone(deleted.byCloneSet) + w.namedGone(deleted.byStatefulSet)
-	budget := deleted.replicaSetUncounted + max(managerPodDeletes(ctx)-w.podDeletes-named, 0)
-	Expect(len(unnamed)).To(BeNumerically("<=", budget), "pods disappeared without being deleted: %v", unnamed)
+	return unnamed, deleted.replicaSetUncounted + max(managerPodDeletes(ctx)-w.podDeletes-named, 0)
 }
 
 // notReady is the most pods, not being deleted, that were not Ready at once.
