@@ -219,7 +219,7 @@ var _ = Describe("AdvancedCronJob", func() {
 			g.Expect(first.finished).To(Equal("Complete"))
 			g.Expect(first.obj.GetLabels()).To(HaveKeyWithValue("app", "report"))
 		}).WithContext(ctx).WithTimeout(acjTimeout).WithPolling(poll).Should(Succeed())
-		Expect(acjEvents(ctx, ns, "SuccessfulCreate")).To(ContainElement("Created job " + first.name))
+		expectEvents(ctx, func() []string { return acjEvents(ctx, ns, "SuccessfulCreate") }, ContainElement("Created job "+first.name))
 
 		By("kubectl kruise create job --from=acj/acj: a job that runs, not one of the schedule's")
 		out, code := kruise(ctx, binaryOf(ctx, "./rollout/cmd/kubectl-kruise", "kubectl-kruise"), ns, "create", "job", "manual", "--from=acj/acj")

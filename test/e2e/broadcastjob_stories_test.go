@@ -219,7 +219,7 @@ var _ = Describe("BroadcastJob stories", Serial, Ordered, func() {
 		Expect(nodes).To(HaveLen(bcjPoolNodes), "one pod per node")
 		Expect(kubectlGet(ctx, ns, "bcj")).To(HaveExactElements(
 			MatchRegexp(`^NAME\s+DESIRED\s+ACTIVE\s+SUCCEEDED\s+FAILED\s+AGE$`), MatchRegexp(`^bcj\s+10\s+0\s+10\s+0\s+\S+$`)))
-		Expect(bcjEvents(ctx, ns, "JobComplete")).To(ConsistOf(
+		expectEvents(ctx, func() []string { return bcjEvents(ctx, ns, "JobComplete") }, ConsistOf(
 			fmt.Sprintf("Job %s/bcj is completed, 10 pods succeeded, 0 pods failed", ns)))
 	})
 
@@ -249,7 +249,7 @@ var _ = Describe("BroadcastJob stories", Serial, Ordered, func() {
 			return apierrors.IsNotFound(err)
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(BeTrue(), "the job deleted after its TTL")
 		Expect(time.Since(failedAt)).To(BeNumerically(">=", 8*time.Second), "deleted before ttlSecondsAfterFinished")
-		Expect(bcjEvents(ctx, ns, "DeadlineExceeded")).To(HaveLen(1))
+		expectEvents(ctx, func() []string { return bcjEvents(ctx, ns, "DeadlineExceeded") }, HaveLen(1))
 	})
 
 	It("deletes a completed job once ttlSecondsAfterFinished has passed", func(ctx SpecContext) {
@@ -261,7 +261,7 @@ var _ = Describe("BroadcastJob stories", Serial, Ordered, func() {
 			_, err := readBCJ(ctx, ns)
 			return apierrors.IsNotFound(err)
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(BeTrue(), "the completed job deleted")
-		Expect(bcjEvents(ctx, ns, "JobComplete")).To(HaveLen(1))
+		expectEvents(ctx, func() []string { return bcjEvents(ctx, ns, "JobComplete") }, HaveLen(1))
 	})
 
 	for _, tc := range []struct {

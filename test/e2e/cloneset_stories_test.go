@@ -149,7 +149,7 @@ var _ = Describe("CloneSet stories", func() {
 			gates = append(gates, g.ConditionType)
 		}
 		Expect(gates).To(ConsistOf(corev1.PodConditionType("InPlaceUpdateReady"), corev1.PodConditionType("KruisePodReady")))
-		Expect(cloneSetEvents(ctx, ns, "SuccessfulCreate")).To(ConsistOf("succeed to create pod " + pod.Name))
+		expectEvents(ctx, func() []string { return cloneSetEvents(ctx, ns, "SuccessfulCreate") }, ConsistOf("succeed to create pod "+pod.Name))
 		cr, err := kube.AppsV1().ControllerRevisions(ns).Get(ctx, seedRevision, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(metav1.GetControllerOf(cr).Name).To(Equal("nginx"))
@@ -202,7 +202,7 @@ var _ = Describe("CloneSet stories", func() {
 			Expect(created[i].Sub(created[i-1])).To(BeNumerically(">=", (minReady-1)*time.Second),
 				"pods %d and %d were created %v apart", i-1, i, created[i].Sub(created[i-1]))
 		}
-		Expect(cloneSetEvents(ctx, ns, "ScaleUpLimited")).To(ContainElement(
+		expectEvents(ctx, func() []string { return cloneSetEvents(ctx, ns, "ScaleUpLimited") }, ContainElement(
 			"scaleUp is limited because of scaleStrategy.maxUnavailable, limit: 0"))
 
 		victim := pods[2].Name
@@ -293,7 +293,7 @@ var _ = Describe("CloneSet stories", func() {
 			Expect(p.Status.ContainerStatuses[0].RestartCount).To(Equal(before[i].Status.ContainerStatuses[0].RestartCount + 1))
 			Expect(p.Labels).To(HaveKeyWithValue("controller-revision-hash", st.UpdateRevision))
 		}
-		Expect(cloneSetEvents(ctx, ns, "SuccessfulUpdatePodInPlace")).To(ConsistOf(
+		expectEvents(ctx, func() []string { return cloneSetEvents(ctx, ns, "SuccessfulUpdatePodInPlace") }, ConsistOf(
 			fmt.Sprintf("successfully update pod %s in-place(revision %s)", before[0].Name, st.UpdateRevision),
 			fmt.Sprintf("successfully update pod %s in-place(revision %s)", before[1].Name, st.UpdateRevision),
 			fmt.Sprintf("successfully update pod %s in-place(revision %s)", before[2].Name, st.UpdateRevision)))

@@ -329,8 +329,8 @@ var _ = Describe("Advanced DaemonSet stories", Serial, Ordered, func() {
 		waitADS(ctx, ns, poolNodes)
 		w.expect(1, 1)
 		Expect(imagesByNode(adsPods(ctx, ns))).To(Equal(poolImages(poolNodes)))
-		Expect(adsEvents(ctx, ns, "SuccessfulDelete")).To(HaveLen(poolNodes))
-		Expect(len(adsEvents(ctx, ns, "SuccessfulCreate"))).To(BeNumerically(">=", poolNodes))
+		expectEvents(ctx, func() []string { return adsEvents(ctx, ns, "SuccessfulDelete") }, HaveLen(poolNodes))
+		expectEvents(ctx, func() []string { return adsEvents(ctx, ns, "SuccessfulCreate") }, WithTransform(func(notes []string) int { return len(notes) }, BeNumerically(">=", poolNodes)))
 	})
 
 	It("keeps the partition's nodes on the old template, counted in pods or percent, and holds while paused", func(ctx SpecContext) {
@@ -449,7 +449,7 @@ var _ = Describe("Advanced DaemonSet stories", Serial, Ordered, func() {
 			Expect(p.Labels).To(HaveKeyWithValue("controller-revision-hash", st.DaemonSetHash))
 			notes = append(notes, fmt.Sprintf("successfully update pod %s in-place", p.Name))
 		}
-		Expect(adsEvents(ctx, ns, "SuccessfulUpdatePodInPlace")).To(ConsistOf(notes))
+		expectEvents(ctx, func() []string { return adsEvents(ctx, ns, "SuccessfulUpdatePodInPlace") }, ConsistOf(notes))
 		Expect(adsEvents(ctx, ns, "SuccessfulDelete")).To(BeEmpty())
 	})
 
@@ -487,7 +487,7 @@ var _ = Describe("Advanced DaemonSet stories", Serial, Ordered, func() {
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(poll).Should(BeNumerically("==", poolNodes))
 		waitADS(ctx, ns, poolNodes)
 		w.expect(1, 1)
-		Expect(adsEvents(ctx, ns, "SuccessfulDelete")).To(ContainElement("Deleted pod: " + held.Name))
+		expectEvents(ctx, func() []string { return adsEvents(ctx, ns, "SuccessfulDelete") }, ContainElement("Deleted pod: "+held.Name))
 	})
 
 	It("gives a node added mid-update its new pod and takes a removed node's away", func(ctx SpecContext) {

@@ -10,6 +10,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	gomegatypes "github.com/onsi/gomega/types"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -201,4 +202,11 @@ func describePods(ns, selector string) string {
 		}
 	}
 	return b.String()
+}
+
+// expectEvents waits until the event notes get returns satisfy matcher: controllers write their events in the
+// background, so the state a story waited for can be visible before the event that reports it.
+func expectEvents(ctx context.Context, get func() []string, matcher gomegatypes.GomegaMatcher) {
+	GinkgoHelper()
+	Eventually(get).WithContext(ctx).WithTimeout(30 * time.Second).WithPolling(poll).Should(matcher)
 }

@@ -327,7 +327,8 @@ var _ = Describe("Advanced StatefulSet stories", func() {
 		waitSet(ctx, ns, name, 20, 20)
 		w.expect(ctx, ns, 20, 1)
 		Expect(w.notReady()).To(BeNumerically("<=", 2), "10% of 20 pods may be unavailable while the set scales")
-		Expect(setEvents(ctx, ns, name, "ScaleUpLimited")).To(ContainElement("scaleUp is limited because of scaleStrategy.maxUnavailable, limit: 2"))
+		expectEvents(ctx, func() []string { return setEvents(ctx, ns, name, "ScaleUpLimited") },
+			ContainElement("scaleUp is limited because of scaleStrategy.maxUnavailable, limit: 2"))
 	})
 })
 
