@@ -334,8 +334,9 @@ func (d *differ) list(p pointer, a, b reflect.Value) error {
 	case opaque(elem):
 		d.add(p.op, b)
 		return nil
-	case namedList(a, nameField(elem)) && namedList(b, nameField(elem)):
-		return d.namedList(p, a, b)
+	}
+	if name := nameField(elem); namedList(a, name) && namedList(b, name) {
+		return d.namedList(p, a, b, name)
 	}
 	return d.grownList(p.op, a, b)
 }
@@ -360,8 +361,8 @@ func (d *differ) grownList(path string, a, b reflect.Value) error {
 
 // namedList matches the elements of two lists of objects by name: every element of a must still be in b, in
 // the same order. New elements are inserted at their places first, then the kept ones walked into.
-func (d *differ) namedList(p pointer, a, b reflect.Value) error {
-	at, err := keptAt(a, b, nameField(a.Type().Elem()))
+func (d *differ) namedList(p pointer, a, b reflect.Value, name int) error {
+	at, err := keptAt(a, b, name)
 	if err != nil {
 		return err
 	}

@@ -55,15 +55,7 @@ func create(t *testing.T, c client.Client, obj client.Object) {
 // update re-reads the CloneSet and applies change to it.
 func update(t *testing.T, c client.Client, cs *kruiseappsv1alpha1.CloneSet, change func(*kruiseappsv1alpha1.CloneSet)) {
 	t.Helper()
-	eventually(t, "CloneSet update", func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(cs), cs); err != nil {
-			return false, err
-		}
-		change(cs)
-		// A conflict (the controller wrote in between) is tried again on a fresh read.
-		err := c.Update(ctx, cs)
-		return err == nil, err
-	})
+	managertest.Update(t, c, cs, change)
 }
 
 func pods(ctx context.Context, c client.Client, cs *kruiseappsv1alpha1.CloneSet) ([]corev1.Pod, error) {

@@ -113,14 +113,7 @@ func create(t *testing.T, c client.Client, obj client.Object) {
 // update re-reads the DaemonSet and applies change to it, again after a conflict.
 func update(t *testing.T, c client.Client, ds *kruiseappsv1alpha1.DaemonSet, change func(*kruiseappsv1alpha1.DaemonSet)) {
 	t.Helper()
-	eventually(t, "DaemonSet update", func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(ds), ds); err != nil {
-			return false, err
-		}
-		change(ds)
-		err := c.Update(ctx, ds)
-		return err == nil, err
-	})
+	managertest.Update(t, c, ds, change)
 }
 
 // settled returns once the controller has planned twice at the DaemonSet's spec: it bumps

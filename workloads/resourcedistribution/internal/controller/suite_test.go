@@ -156,15 +156,7 @@ func (e *env) waitConfigMap(t *testing.T, ns, name, what string, done func(*core
 // update changes the distribution with mutate, retrying on conflicts.
 func (e *env) update(t *testing.T, rd *kruiseappsv1alpha1.ResourceDistribution, mutate func(*kruiseappsv1alpha1.ResourceDistribution)) {
 	t.Helper()
-	eventually(t, "distribution updated", func(ctx context.Context) (bool, error) {
-		got := &kruiseappsv1alpha1.ResourceDistribution{}
-		if err := e.c.Get(ctx, client.ObjectKeyFromObject(rd), got); err != nil {
-			return false, err
-		}
-		mutate(got)
-		err := e.c.Update(ctx, got)
-		return err == nil, err
-	})
+	managertest.Update(t, e.c, rd.DeepCopy(), mutate)
 }
 
 // condition is the status's condition of type ct.
