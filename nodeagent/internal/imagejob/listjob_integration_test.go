@@ -30,13 +30,8 @@ func TestImageListPullJobFansOut(t *testing.T) {
 	managertest.Create(t, e.c, list)
 	e.waitChildren(list, "nginx:1.27", "redis:7")
 
-	managertest.Eventually(t, itTimeout, "the list changed", func(ctx context.Context) (bool, error) {
-		if err := e.c.Get(ctx, client.ObjectKeyFromObject(list), list); err != nil {
-			return false, err
-		}
+	managertest.Update(t, e.c, list, func(list *kruiseappsv1alpha1.ImageListPullJob) {
 		list.Spec.Images = []string{"nginx:1.27", "busybox:1"}
-		err := e.c.Update(ctx, list)
-		return err == nil, client.IgnoreNotFound(err)
 	})
 	children := e.waitChildren(list, "nginx:1.27", "busybox:1")
 	managertest.Eventually(t, itTimeout, "both images asked of the node", func(context.Context) (bool, error) {

@@ -7,7 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -110,14 +109,7 @@ func TestCloneSetPreDownloadEndToEnd(t *testing.T) {
 	// No scheduler runs: the test binds the CloneSet's pods to the first two nodes, two each.
 	e.bindPods(cs, nodes[:2])
 
-	managertest.Eventually(t, itTimeout, "the new image in the template", func(ctx context.Context) (bool, error) {
-		if err := e.get(cs); err != nil {
-			return false, err
-		}
-		cs.Spec.Template.Spec.Containers[0].Image = "nginx:2"
-		err := e.c.Update(ctx, cs)
-		return err == nil, ignoreConflict(err)
-	})
+	managertest.Update(t, e.c, cs, func(cs *kruiseappsv1alpha1.CloneSet) { cs.Spec.Template.Spec.Containers[0].Image = "nginx:2" })
 	job := &kruiseappsv1alpha1.ImagePullJob{}
 	managertest.Eventually(t, itTimeout, "the CloneSet's pre-download job", func(ctx context.Context) (bool, error) {
 		jobs := &kruiseappsv1alpha1.ImagePullJobList{}
@@ -174,13 +166,6 @@ func (e *env) bindPods(cs *kruiseappsv1alpha1.CloneSet, nodes []string) {
 			e.t.Fatal(err)
 		}
 	}
-}
-
-func ignoreConflict(err error) error {
-	if apierrors.IsConflict(err) {
-		return nil
-	}
-	return err
 }
 
 // unservedWebhooks holds the webhooks a module registers without serving them: the test's API server calls

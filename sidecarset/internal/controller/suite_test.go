@@ -149,17 +149,11 @@ func (e *env) pods(ctx context.Context) (map[string]*corev1.Pod, error) {
 // setImage changes the image of the SidecarSet's first sidecar, as `kubectl patch` does.
 func (e *env) setImage(t *testing.T, set *kruiseappsv1alpha1.SidecarSet, image string, mutate ...func(*kruiseappsv1alpha1.SidecarSet)) {
 	t.Helper()
-	eventually(t, "the SidecarSet changed", func(ctx context.Context) (bool, error) {
-		got := &kruiseappsv1alpha1.SidecarSet{}
-		if err := e.c.Get(ctx, client.ObjectKeyFromObject(set), got); err != nil {
-			return false, err
-		}
+	managertest.Update(t, e.c, set.DeepCopy(), func(got *kruiseappsv1alpha1.SidecarSet) {
 		got.Spec.Containers[0].Image = image
 		for _, m := range mutate {
 			m(got)
 		}
-		err := e.c.Update(ctx, got)
-		return err == nil, err
 	})
 }
 

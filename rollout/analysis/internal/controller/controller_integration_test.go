@@ -338,15 +338,7 @@ func TestTerminate(t *testing.T) {
 		res := plan.FindResult(s, "error-rate")
 		return res != nil && res.Count >= 2
 	})
-	managertest.Eventually(t, itTimeout, "terminate set", func(ctx context.Context) (bool, error) {
-		cur := &analysisv1alpha1.AnalysisRun{}
-		if err := e.c.Get(ctx, client.ObjectKeyFromObject(run), cur); err != nil {
-			return false, err
-		}
-		cur.Spec.Terminate = true
-		err := e.c.Update(ctx, cur)
-		return err == nil, err
-	})
+	managertest.Update(t, e.c, run.DeepCopy(), func(cur *analysisv1alpha1.AnalysisRun) { cur.Spec.Terminate = true })
 	got := e.completed(t, run.Name)
 	if got.Status.Phase != analysisv1alpha1.AnalysisPhaseSuccessful || got.Status.Message != "terminated; no metric passed a limit" {
 		t.Errorf("run %s %q", got.Status.Phase, got.Status.Message)

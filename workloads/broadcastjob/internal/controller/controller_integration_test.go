@@ -220,15 +220,7 @@ func TestPausedThenResumed(t *testing.T) {
 	if pods, err := jobPods(t.Context(), c, job); err != nil || len(pods) > 0 {
 		t.Fatalf("a paused job has %d pods (%v)", len(pods), err)
 	}
-	eventually(t, "resumed", func(ctx context.Context) (bool, error) {
-		got := &kruiseappsv1alpha1.BroadcastJob{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
-			return false, err
-		}
-		got.Spec.Paused = false
-		err := c.Update(ctx, got)
-		return err == nil, err
-	})
+	managertest.Update(t, c, job.DeepCopy(), func(got *kruiseappsv1alpha1.BroadcastJob) { got.Spec.Paused = false })
 	waitJob(t, c, job, "completed", func(s kruiseappsv1alpha1.BroadcastJobStatus) bool {
 		return s.Phase == kruiseappsv1alpha1.PhaseCompleted && s.Succeeded == 2
 	})

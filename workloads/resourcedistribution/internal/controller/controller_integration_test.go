@@ -129,15 +129,8 @@ func TestFollowsNamespaceLabels(t *testing.T) {
 
 func relabel(t *testing.T, e *env, name string, labels map[string]string) {
 	t.Helper()
-	eventually(t, "namespace "+name+" relabelled", func(ctx context.Context) (bool, error) {
-		ns := &corev1.Namespace{}
-		if err := e.c.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
-			return false, err
-		}
-		ns.Labels = labels
-		err := e.c.Update(ctx, ns)
-		return err == nil, err
-	})
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	managertest.Update(t, e.c, ns, func(ns *corev1.Namespace) { ns.Labels = labels })
 }
 
 // An edit of spec.resource reaches every copy; a copy edited or deleted by hand is restored; what others
@@ -180,17 +173,12 @@ func TestResyncsAndRestores(t *testing.T) {
 
 func editConfigMap(t *testing.T, e *env, ns, name string, edit func(*corev1.ConfigMap)) {
 	t.Helper()
-	eventually(t, "ConfigMap "+ns+"/"+name+" edited", func(ctx context.Context) (bool, error) {
-		cm := &corev1.ConfigMap{}
-		if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
-			return false, err
-		}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	managertest.Update(t, e.c, cm, func(cm *corev1.ConfigMap) {
 		if cm.Labels == nil {
 			cm.Labels = map[string]string{}
 		}
 		edit(cm)
-		err := e.c.Update(ctx, cm)
-		return err == nil, err
 	})
 }
 

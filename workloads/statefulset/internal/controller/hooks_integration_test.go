@@ -6,6 +6,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-dev/flotilla/test/managertest"
@@ -25,18 +26,13 @@ func podState(ctx context.Context, c client.Client, ns, name string) (kruiseapps
 // setPodLabel sets (value != "") or removes a label of a pod, as a hook's operator does.
 func setPodLabel(t *testing.T, c client.Client, ns, name, key, value string) {
 	t.Helper()
-	eventually(t, "labelling "+name, func(ctx context.Context) (bool, error) {
-		p := &corev1.Pod{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
-			return false, err
-		}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	managertest.Update(t, c, p, func(p *corev1.Pod) {
 		if value == "" {
 			delete(p.Labels, key)
 		} else {
 			p.Labels[key] = value
 		}
-		err := c.Update(ctx, p)
-		return err == nil, err
 	})
 }
 

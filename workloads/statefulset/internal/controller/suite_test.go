@@ -132,14 +132,9 @@ func create(t *testing.T, c client.Client, obj client.Object) {
 // update re-reads the set and applies change to it, as a user's kubectl edit does.
 func update(t *testing.T, c client.Client, s *kruiseappsv1beta1.StatefulSet, change func(*kruiseappsv1beta1.StatefulSet)) {
 	t.Helper()
-	eventually(t, "StatefulSet update", func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
-			return false, err
-		}
+	managertest.Update(t, c, s, func(s *kruiseappsv1beta1.StatefulSet) {
 		change(s)
 		podtemplate.Default(&s.Spec.Template)
-		err := c.Update(ctx, s)
-		return err == nil, err
 	})
 }
 

@@ -92,19 +92,13 @@ func create(t *testing.T, c client.Client, ud *kruiseappsv1alpha1.UnitedDeployme
 // conflicts.
 func update(t *testing.T, c client.Client, ud *kruiseappsv1alpha1.UnitedDeployment, mutate func(*kruiseappsv1alpha1.UnitedDeployment)) {
 	t.Helper()
-	eventually(t, "UnitedDeployment updated", func(ctx context.Context) (bool, error) {
-		got := &kruiseappsv1alpha1.UnitedDeployment{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(ud), got); err != nil {
-			return false, err
-		}
+	managertest.Update(t, c, ud.DeepCopy(), func(got *kruiseappsv1alpha1.UnitedDeployment) {
 		old := got.DeepCopy()
 		mutate(got)
 		admission.Default(got, old)
 		if errs := admission.Validate(got, old); len(errs) > 0 {
 			t.Fatalf("the webhook would refuse the update: %v", errs)
 		}
-		err := c.Update(ctx, got)
-		return err == nil, err
 	})
 }
 
