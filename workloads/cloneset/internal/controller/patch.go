@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -16,6 +15,7 @@ import (
 
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/jsonpatch"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
 )
 
@@ -114,18 +114,13 @@ func stateOps(old, next *corev1.Pod) []jsonPatchOp {
 	if !ok || state == "" {
 		return nil
 	}
-	label := "/metadata/labels/" + jsonPointerEscape(kruiseappspub.LifecycleStateKey)
+	label := "/metadata/labels/" + jsonpatch.Escape(kruiseappspub.LifecycleStateKey)
 	stamp := next.Annotations[kruiseappspub.LifecycleTimestampKey]
 	ops := []jsonPatchOp{{Op: "test", Path: label, Value: cur}, {Op: "replace", Path: label, Value: state}}
 	if old.Annotations == nil {
 		return append(ops, jsonPatchOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{kruiseappspub.LifecycleTimestampKey: stamp}})
 	}
-	return append(ops, jsonPatchOp{Op: "add", Path: "/metadata/annotations/" + jsonPointerEscape(kruiseappspub.LifecycleTimestampKey), Value: stamp})
-}
-
-// jsonPointerEscape escapes a map key for a JSON pointer (RFC 6901).
-func jsonPointerEscape(key string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+	return append(ops, jsonPatchOp{Op: "add", Path: "/metadata/annotations/" + jsonpatch.Escape(kruiseappspub.LifecycleTimestampKey), Value: stamp})
 }
 
 // patchStatusAndState writes a status change and the lifecycle state move in one pods/status write: that
