@@ -335,8 +335,10 @@ func (d *differ) list(p pointer, a, b reflect.Value) error {
 		d.add(p.op, b)
 		return nil
 	}
-	if name := nameField(elem); namedList(a, name) && namedList(b, name) {
-		return d.namedList(p, a, b, name)
+	if name := nameField(elem); name >= 0 {
+		if index, ok := nameIndex(b, name); ok && namedList(a, name) {
+			return d.namedList(p, a, b, name, index)
+		}
 	}
 	return d.grownList(p.op, a, b)
 }
@@ -361,8 +363,8 @@ func (d *differ) grownList(path string, a, b reflect.Value) error {
 
 // namedList matches the elements of two lists of objects by name: every element of a must still be in b, in
 // the same order. New elements are inserted at their places first, then the kept ones walked into.
-func (d *differ) namedList(p pointer, a, b reflect.Value, name int) error {
-	at, err := keptAt(a, b, name)
+func (d *differ) namedList(p pointer, a, b reflect.Value, name int, index map[string]int) error {
+	at, err := keptAt(a, name, index)
 	if err != nil {
 		return err
 	}
@@ -383,13 +385,9 @@ func (d *differ) namedList(p pointer, a, b reflect.Value, name int) error {
 	return nil
 }
 
-// keptAt is, for each element of a, the index of its namesake in b; errNotDirect when one is gone or the
-// order changed.
-func keptAt(a, b reflect.Value, name int) ([]int, error) {
-	index := make(map[string]int, b.Len())
-	for j := range b.Len() {
-		index[elementName(b.Index(j), name)] = j
-	}
+// keptAt is, for each element of a, the index of its namesake in b (index: b's elements by name);
+// errNotDirect when one is gone or the order changed.
+func keptAt(a reflect.Value, name int, index map[string]int) ([]int, error) {
 	at := make([]int, a.Len())
 	for i := range a.Len() {
 		j, ok := index[elementName(a.Index(i), name)]
@@ -404,18 +402,24 @@ func keptAt(a, b reflect.Value, name int) ([]int, error) {
 // namedList reports whether l's elements are objects (or non-nil pointers to them) whose field name (see
 // nameField) is set on each and the same on none two.
 func namedList(l reflect.Value, name int) bool {
+	_, ok := nameIndex(l, name)
+	return ok
+}
+
+// nameIndex is l's elements' indexes by name, when l is a named list (see namedList).
+func nameIndex(l reflect.Value, name int) (map[string]int, bool) {
 	if name < 0 {
-		return false
+		return nil, false
 	}
-	seen := make(map[string]bool, l.Len())
+	index := make(map[string]int, l.Len())
 	for i := range l.Len() {
 		n := elementName(l.Index(i), name)
-		if n == "" || seen[n] {
-			return false
+		if _, dup := index[n]; n == "" || dup {
+			return nil, false
 		}
-		seen[n] = true
+		index[n] = i
 	}
-	return true
+	return index, true
 }
 
 // nameField is the index of the string field that elements of type t (objects or pointers to them) encode as
