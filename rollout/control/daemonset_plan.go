@@ -61,7 +61,7 @@ func DaemonSetUpdateRevision(ds *appsv1.DaemonSet, revisions []appsv1.Controller
 	if newest == nil {
 		return "", false
 	}
-	return daemonSetRevisionHash(ds, newest), recordsTemplate(newest, &ds.Spec.Template)
+	return daemonSetRevisionHash(ds, newest), recordsDaemonSetTemplate(newest, ds)
 }
 
 func newestOwnedRevision(owner metav1.Object, revisions []appsv1.ControllerRevision) *appsv1.ControllerRevision {

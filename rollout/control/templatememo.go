@@ -15,8 +15,9 @@ import (
 // new spec (admission code compares templates itself). Objects without a UID or generation (built in memory)
 // are always computed.
 var (
-	newTemplates   = memo.New[templatePair, bool](templateMemoSize)
-	templateHashes = memo.New[templateOf, string](templateMemoSize)
+	newTemplates      = memo.New[templatePair, bool](templateMemoSize)
+	templateHashes    = memo.New[templateOf, string](templateMemoSize)
+	recordedTemplates = memo.New[revisionPair, bool](templateMemoSize)
 )
 
 const templateMemoSize = 8192
@@ -48,6 +49,23 @@ func templateHash(d *appsv1.Deployment) string {
 		return hash()
 	}
 	return templateHashes.Get(templateOf{d: d.UID, gen: d.Generation, collision: ptr.Deref(d.Status.CollisionCount, 0)}, hash)
+}
+
+// revisionPair is a ControllerRevision, whose data the API server keeps immutable, and its DaemonSet's
+// template at a generation.
+type revisionPair struct {
+	cr, ds types.UID
+	dsGen  int64
+}
+
+// recordsDaemonSetTemplate reports whether the revision cr records ds's template; it decodes the revision's
+// data only once for a DaemonSet's generation.
+func recordsDaemonSetTemplate(cr *appsv1.ControllerRevision, ds *appsv1.DaemonSet) bool {
+	records := func() bool { return recordsTemplate(cr, &ds.Spec.Template) }
+	if cr.UID == "" || !stored(ds.UID, ds.Generation) {
+		return records()
+	}
+	return recordedTemplates.Get(revisionPair{cr: cr.UID, ds: ds.UID, dsGen: ds.Generation}, records)
 }
 
 func stored(uid types.UID, generation int64) bool {

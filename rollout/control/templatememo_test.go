@@ -6,8 +6,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/flotilla-dev/flotilla/workloads/revision"
 )
 
 func memoTemplate(image string) corev1.PodTemplateSpec {
@@ -77,5 +80,35 @@ func TestTemplateHash(t *testing.T) {
 			t.Errorf("%s: the same hash as %s", s.name, other)
 		}
 		seen[want] = s.name
+	}
+}
+
+func TestRecordsDaemonSetTemplate(t *testing.T) {
+	tmpl := memoTemplate("v1")
+	data, err := revision.TemplatePatch(&tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{UID: "memo-cr"}, Data: runtime.RawExtension{Raw: data}}
+	daemonSet := func(uid types.UID, gen int64, image string) *appsv1.DaemonSet {
+		return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{UID: uid, Generation: gen},
+			Spec: appsv1.DaemonSetSpec{Template: memoTemplate(image)}}
+	}
+	// In order, as reconciles would find the objects: every answer must be the decoded revision's.
+	steps := []struct {
+		name string
+		ds   *appsv1.DaemonSet
+		want bool
+	}{
+		{"the revision of the DaemonSet's template", daemonSet("memo-ds", 1, "v1"), true},
+		{"the same DaemonSet at the same generation", daemonSet("memo-ds", 1, "v1"), true},
+		{"the template changed with the generation", daemonSet("memo-ds", 2, "v2"), false},
+		{"another DaemonSet of the same template", daemonSet("memo-ds-2", 1, "v1"), true},
+		{"a DaemonSet built in memory is always compared", daemonSet("", 0, "v3"), false},
+	}
+	for _, s := range steps {
+		if got := recordsDaemonSetTemplate(cr, s.ds); got != s.want {
+			t.Errorf("%s: records = %v, want %v", s.name, got, s.want)
+		}
 	}
 }
