@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"io"
 	"runtime"
 	"testing"
 
@@ -84,5 +85,25 @@ func TestCheckRoutes(t *testing.T) {
 func TestCheckNginx(t *testing.T) {
 	if err := checkNginx(map[string]any{"nginx.ingress.kubernetes.io/canary-weight": "30"}); err == nil {
 		t.Error("missing header annotation accepted")
+	}
+}
+
+func TestHoldLiveHeap(t *testing.T) {
+	env := &Env{log: io.Discard}
+	for _, tc := range []struct {
+		value   string
+		objects int
+		wantErr bool
+	}{
+		{value: "", objects: 0},
+		{value: "2", objects: 2 << 20 / 400},
+		{value: "-1", wantErr: true},
+		{value: "57MB", wantErr: true},
+	} {
+		t.Setenv("FLOTILLA_BENCH_LUA_LIVE_MB", tc.value)
+		held, err := holdLiveHeap(env)
+		if (err != nil) != tc.wantErr || len(held) != tc.objects {
+			t.Errorf("FLOTILLA_BENCH_LUA_LIVE_MB=%q: %d objects, error %v; want %d, error %v", tc.value, len(held), err, tc.objects, tc.wantErr)
+		}
 	}
 }
