@@ -20,8 +20,9 @@ const (
 	AppendPodSelector featuregate.Feature = "AppendPodSelector"
 	// KeepWorkloadPausedOnRolloutDeletion keeps the workload's partition when its Rollout is deleted mid-release.
 	KeepWorkloadPausedOnRolloutDeletion featuregate.Feature = "KeepWorkloadPausedOnRolloutDeletion"
-	// PreDownloadImageForInPlaceUpdate creates ImagePullJobs that pull a CloneSet's new images on the nodes of
-	// its old pods before they are updated in place (upstream's gate, off by default as upstream).
+	// PreDownloadImageForInPlaceUpdate creates ImagePullJobs that pull a CloneSet's or an Advanced StatefulSet's
+	// new images on the nodes of its old pods before they are updated in place (upstream's gate, off by default
+	// as upstream).
 	PreDownloadImageForInPlaceUpdate featuregate.Feature = "PreDownloadImageForInPlaceUpdate"
 	// RecreatePodWhenChangeVCTInCloneSetGate recreates CloneSet pods, with new claims, instead of updating
 	// them in place when the volumeClaimTemplates changed together with the template (upstream's gate, off).
@@ -54,8 +55,8 @@ const (
 	// ImagePullJobGate runs the ImagePullJob and ImageListPullJob controllers, which write the images to pull
 	// into NodeImages and copy pull secrets for the node agent; while it is off their validating webhooks
 	// refuse every create and update, as upstream's do (upstream's gate, off by default as upstream).
-	// PreDownloadImageForInPlaceUpdate turns it on, as upstream's dependencies do: the CloneSet's pre-download
-	// creates ImagePullJobs.
+	// PreDownloadImageForInPlaceUpdate turns it on, as upstream's dependencies do: the pre-download creates
+	// ImagePullJobs.
 	ImagePullJobGate featuregate.Feature = "ImagePullJobGate"
 	// PodProbeMarkerGate runs the PodProbeMarker and NodePodProbe controllers: a PodProbeMarker's probes are
 	// written into the NodePodProbes of its pods' nodes for the node agents to run, and their results become

@@ -46,6 +46,7 @@ func newReconciler(g feature.Gates, checks *module.InPlaceUpdateChecks) *control
 		RetainClaims:       g.Enabled(feature.StatefulSetAutoDeletePVC),
 		ResizeClaims:       g.Enabled(feature.StatefulSetAutoResizePVCGate),
 		IndexLabel:         g.Enabled(feature.PodIndexLabel),
+		PreDownloadImages:  g.Enabled(feature.PreDownloadImageForInPlaceUpdate),
 		AllowInPlaceUpdate: checks.Allow,
 	}
 }

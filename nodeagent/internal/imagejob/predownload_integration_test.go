@@ -19,7 +19,9 @@ import (
 	"github.com/flotilla-dev/flotilla/test/managertest"
 	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
+	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 )
 
 // The ImagePullJob a CloneSet's image pre-download creates (workloads/cloneset/internal/plan preDownloadJob:
@@ -80,20 +82,7 @@ func (e *env) pod(name, node string, labels map[string]string) {
 // other) get the tag with the timeout of the CloneSet's annotation and upstream's single retry, and once their
 // agents (the test) report success the job completes and takes its tags back.
 func TestCloneSetPreDownloadEndToEnd(t *testing.T) {
-	gate, err := feature.NewGate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gate.Set(string(feature.PreDownloadImageForInPlaceUpdate) + "=true"); err != nil {
-		t.Fatal(err)
-	}
-	e := startWith(t, startOptions{
-		setup: func(mgr ctrl.Manager) error {
-			return cloneset.SetupWithManager(t.Context(), mgr, module.Options{Features: feature.Resolve(gate),
-				PodMutations: &webhooks.PodChain{}, InPlaceUpdates: &module.InPlaceUpdateChecks{}})
-		},
-		configure: []func(*ctrl.Options){func(o *ctrl.Options) { o.WebhookServer = unservedWebhooks{webhook.NewServer(webhook.Options{})} }},
-	})
+	e := startWithModule(t, cloneset.SetupWithManager)
 	nodes := e.nodes(3)
 	cs := &kruiseappsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web", Annotations: map[string]string{
 		kruiseappsv1alpha1.ImagePreDownloadTimeoutSecondsKey: "45", kruiseappsv1alpha1.ImagePreDownloadParallelismKey: "2"}},
@@ -107,18 +96,10 @@ func TestCloneSetPreDownloadEndToEnd(t *testing.T) {
 		}}
 	managertest.Create(t, e.c, cs)
 	// No scheduler runs: the test binds the CloneSet's pods to the first two nodes, two each.
-	e.bindPods(cs, nodes[:2])
+	e.bindPods(cs.Namespace, cs.Spec.Selector.MatchLabels, *cs.Spec.Replicas, nodes[:2])
 
 	managertest.Update(t, e.c, cs, func(cs *kruiseappsv1alpha1.CloneSet) { cs.Spec.Template.Spec.Containers[0].Image = "nginx:2" })
-	job := &kruiseappsv1alpha1.ImagePullJob{}
-	managertest.Eventually(t, itTimeout, "the CloneSet's pre-download job", func(ctx context.Context) (bool, error) {
-		jobs := &kruiseappsv1alpha1.ImagePullJobList{}
-		if err := e.c.List(ctx, jobs, client.InNamespace(e.ns)); err != nil || len(jobs.Items) != 1 {
-			return false, err
-		}
-		*job = jobs.Items[0]
-		return true, nil
-	})
+	job := e.onlyJob("the CloneSet's pre-download job")
 	if job.Spec.Image != "nginx:2" || metav1.GetControllerOf(job).UID != cs.UID {
 		t.Fatalf("job %+v", job)
 	}
@@ -150,13 +131,96 @@ func TestCloneSetPreDownloadEndToEnd(t *testing.T) {
 	}
 }
 
-// bindPods waits for the CloneSet's pods and binds them to nodes in turn, as a scheduler would.
-func (e *env) bindPods(cs *kruiseappsv1alpha1.CloneSet, nodes []string) {
+// The Advanced StatefulSet controller and the ImagePullJob controller together: an InPlaceIfPossible set whose
+// partition holds every ordinal gets a new image; its pre-download job, owned by the set, pulls on the nodes of
+// its pods (and no other) with the set's timeout and parallelism, completes once their agents (the test) report success, and goes
+// once the set runs one revision again.
+func TestStatefulSetPreDownloadEndToEnd(t *testing.T) {
+	e := startWithModule(t, statefulset.SetupWithManager)
+	nodes := e.nodes(3)
+	set := &kruiseappsv1beta1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "db", Annotations: map[string]string{
+		kruiseappsv1alpha1.ImagePreDownloadTimeoutSecondsKey: "45", kruiseappsv1alpha1.ImagePreDownloadParallelismKey: "2"}},
+		Spec: kruiseappsv1beta1.StatefulSetSpec{
+			Replicas: ptr.To[int32](4), PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}},
+				Spec: corev1.PodSpec{ReadinessGates: []corev1.PodReadinessGate{{ConditionType: "InPlaceUpdateReady"}},
+					Containers: []corev1.Container{{Name: "main", Image: "redis:7"}}}},
+			UpdateStrategy: kruiseappsv1beta1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
+				RollingUpdate: &kruiseappsv1beta1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](4),
+					PodUpdatePolicy: kruiseappsv1beta1.InPlaceIfPossiblePodUpdateStrategyType}},
+		}}
+	managertest.Create(t, e.c, set)
+	e.bindPods(set.Namespace, set.Spec.Selector.MatchLabels, *set.Spec.Replicas, nodes[:2])
+
+	managertest.Update(t, e.c, set, func(set *kruiseappsv1beta1.StatefulSet) { set.Spec.Template.Spec.Containers[0].Image = "redis:8" })
+	job := e.onlyJob("the set's pre-download job")
+	if job.Spec.Image != "redis:8" || metav1.GetControllerOf(job).UID != set.UID || job.Labels["app"] != "db" {
+		t.Fatalf("job %+v", job)
+	}
+	e.waitJob(job, "the pods' nodes pulling", func(s kruiseappsv1alpha1.ImagePullJobStatus) bool { return s.Desired == 2 && s.Active == 2 })
+	if got := e.ownedBy(job, "redis", "8", nodes); !slices.Equal(got, nodes[:2]) {
+		t.Fatalf("nodes with the job's tag %v, want those of the pods %v", got, nodes[:2])
+	}
+	if spec, _ := e.tag(nodes[0], "redis", "8"); spec.PullPolicy == nil || ptr.Deref(spec.PullPolicy.TimeoutSeconds, 0) != 45 {
+		t.Errorf("tag pull policy %+v, want the annotation's timeout of 45 s", spec.PullPolicy)
+	}
+	e.report(nodes[0], "redis", "8", succeeded, "")
+	e.report(nodes[1], "redis", "8", succeeded, "")
+	e.waitJob(job, "completed", func(s kruiseappsv1alpha1.ImagePullJobStatus) bool { return s.CompletionTime != nil && s.Succeeded == 2 })
+
+	// Back to the old image: the set runs one revision again, and its job goes.
+	managertest.Update(t, e.c, set, func(set *kruiseappsv1beta1.StatefulSet) { set.Spec.Template.Spec.Containers[0].Image = "redis:7" })
+	managertest.Eventually(t, itTimeout, "the pre-download job deleted", func(ctx context.Context) (bool, error) {
+		jobs := &kruiseappsv1alpha1.ImagePullJobList{}
+		err := e.c.List(ctx, jobs, client.InNamespace(e.ns))
+		return err == nil && len(jobs.Items) == 0, err
+	})
+}
+
+// startWithModule starts the job controllers with a workload module beside them, under the gate
+// PreDownloadImageForInPlaceUpdate.
+func startWithModule(t *testing.T, setup func(context.Context, ctrl.Manager, module.Options) error) *env {
+	t.Helper()
+	gate, err := feature.NewGate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gate.Set(string(feature.PreDownloadImageForInPlaceUpdate) + "=true"); err != nil {
+		t.Fatal(err)
+	}
+	return startWith(t, startOptions{
+		setup: func(mgr ctrl.Manager) error {
+			return setup(t.Context(), mgr, module.Options{Features: feature.Resolve(gate),
+				PodMutations: &webhooks.PodChain{}, InPlaceUpdates: &module.InPlaceUpdateChecks{}})
+		},
+		configure: []func(*ctrl.Options){func(o *ctrl.Options) { o.WebhookServer = unservedWebhooks{webhook.NewServer(webhook.Options{})} }},
+	})
+}
+
+// onlyJob waits for the namespace's one ImagePullJob.
+func (e *env) onlyJob(what string) *kruiseappsv1alpha1.ImagePullJob {
+	e.t.Helper()
+	job := &kruiseappsv1alpha1.ImagePullJob{}
+	managertest.Eventually(e.t, itTimeout, what, func(ctx context.Context) (bool, error) {
+		jobs := &kruiseappsv1alpha1.ImagePullJobList{}
+		if err := e.c.List(ctx, jobs, client.InNamespace(e.ns)); err != nil || len(jobs.Items) != 1 {
+			return false, err
+		}
+		*job = jobs.Items[0]
+		return true, nil
+	})
+	return job
+}
+
+// bindPods waits for a workload's replicas pods (selected by sel) and binds them to nodes in turn, as a
+// scheduler would.
+func (e *env) bindPods(ns string, sel map[string]string, replicas int32, nodes []string) {
 	e.t.Helper()
 	pods := &corev1.PodList{}
-	managertest.Eventually(e.t, itTimeout, "the CloneSet's pods", func(ctx context.Context) (bool, error) {
-		err := e.c.List(ctx, pods, client.InNamespace(cs.Namespace), client.MatchingLabels(cs.Spec.Selector.MatchLabels))
-		return err == nil && int32(len(pods.Items)) == *cs.Spec.Replicas, err
+	managertest.Eventually(e.t, itTimeout, "the workload's pods", func(ctx context.Context) (bool, error) {
+		err := e.c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(sel))
+		return err == nil && int32(len(pods.Items)) == replicas, err
 	})
 	for i := range pods.Items {
 		p := &pods.Items[i]

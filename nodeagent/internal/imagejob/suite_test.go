@@ -25,6 +25,7 @@ import (
 	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/managertest"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
@@ -74,7 +75,7 @@ type startOptions struct {
 func startWith(t *testing.T, o startOptions) *env {
 	t.Helper()
 	managertest.RequireCluster(t, cfg)
-	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme)
+	scheme := managertest.Scheme(t, clientgoscheme.AddToScheme, kruiseappsv1alpha1.AddToScheme, kruiseappsv1beta1.AddToScheme)
 	c := managertest.DirectClient(t, cfg, scheme)
 	e := &env{t: t, c: c, ns: managertest.NamespaceWithServiceAccount(t, c, "ipj"), cfgNS: managertest.Namespace(t, c, "ipj-config"),
 		label: map[string]string{"imagejob.flotilla.dev/test": fmt.Sprintf("t%d", names.Add(1))}}

@@ -59,6 +59,8 @@ type Reconciler struct {
 	// persistentVolumeClaimRetentionPolicy (StatefulSetAutoDeletePVC), ResizeClaims lets claims follow their
 	// templates (StatefulSetAutoResizePVCGate), IndexLabel labels pods with their ordinal (PodIndexLabel).
 	StartOrdinal, RetainClaims, ResizeClaims, IndexLabel bool
+	// PreDownloadImages creates ImagePullJobs ahead of in-place updates (gate PreDownloadImageForInPlaceUpdate).
+	PreDownloadImages bool
 	// AllowInPlaceUpdate, when set, is asked before a pod is updated in place: the modules' checks (a
 	// PodUnavailableBudget's, with PodUnavailableBudgetUpdateGate).
 	AllowInPlaceUpdate func(ctx context.Context, pod *corev1.Pod) (bool, error)
@@ -134,7 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.failed(ctx, set, kruiseappsv1beta1.FailedUpdatePod, err)
 	}
 	in := r.input(set, w, revs)
-	syncErr := r.sync(ctx, set, w, revs, in)
+	syncErr := errors.Join(r.sync(ctx, set, w, revs, in), failedAs(kruiseappsv1beta1.FailedUpdatePod, r.preDownload(ctx, set, revs)))
 	err = errors.Join(syncErr, r.writeStatus(ctx, set, w, in, syncErr))
 	if apierrors.IsConflict(err) {
 		// A pod changed under a guarded write: look again with the new state.
