@@ -24,6 +24,9 @@ const (
 	// new images on the nodes of its old pods before they are updated in place (upstream's gate, off by default
 	// as upstream).
 	PreDownloadImageForInPlaceUpdate featuregate.Feature = "PreDownloadImageForInPlaceUpdate"
+	// PreDownloadImageForDaemonSetUpdate creates ImagePullJobs that pull an Advanced DaemonSet's new images on
+	// the nodes of its old pods before they are updated (upstream's gate, off by default as upstream).
+	PreDownloadImageForDaemonSetUpdate featuregate.Feature = "PreDownloadImageForDaemonSetUpdate"
 	// RecreatePodWhenChangeVCTInCloneSetGate recreates CloneSet pods, with new claims, instead of updating
 	// them in place when the volumeClaimTemplates changed together with the template (upstream's gate, off).
 	RecreatePodWhenChangeVCTInCloneSetGate featuregate.Feature = "RecreatePodWhenChangeVCTInCloneSetGate"
@@ -55,8 +58,8 @@ const (
 	// ImagePullJobGate runs the ImagePullJob and ImageListPullJob controllers, which write the images to pull
 	// into NodeImages and copy pull secrets for the node agent; while it is off their validating webhooks
 	// refuse every create and update, as upstream's do (upstream's gate, off by default as upstream).
-	// PreDownloadImageForInPlaceUpdate turns it on, as upstream's dependencies do: the pre-download creates
-	// ImagePullJobs.
+	// PreDownloadImageForInPlaceUpdate and PreDownloadImageForDaemonSetUpdate turn it on, as upstream's
+	// dependencies do: the pre-download creates ImagePullJobs.
 	ImagePullJobGate featuregate.Feature = "ImagePullJobGate"
 	// PodProbeMarkerGate runs the PodProbeMarker and NodePodProbe controllers: a PodProbeMarker's probes are
 	// written into the NodePodProbes of its pods' nodes for the node agents to run, and their results become
@@ -90,6 +93,7 @@ var Defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	AppendPodSelector:                         {Default: false, PreRelease: featuregate.Alpha},
 	KeepWorkloadPausedOnRolloutDeletion:       {Default: false, PreRelease: featuregate.Alpha},
 	PreDownloadImageForInPlaceUpdate:          {Default: false, PreRelease: featuregate.Alpha},
+	PreDownloadImageForDaemonSetUpdate:        {Default: false, PreRelease: featuregate.Alpha},
 	RecreatePodWhenChangeVCTInCloneSetGate:    {Default: false, PreRelease: featuregate.Alpha},
 	StatefulSetAutoDeletePVC:                  {Default: true, PreRelease: featuregate.Beta},
 	StatefulSetStartOrdinal:                   {Default: false, PreRelease: featuregate.Alpha},
@@ -142,8 +146,8 @@ func (g Gates) Enabled(gate featuregate.Feature) bool {
 }
 
 // ImagePullJobsOn reports whether the manager runs the ImagePullJob and ImageListPullJob controllers:
-// ImagePullJobGate is on, or PreDownloadImageForInPlaceUpdate, which turns it on as upstream's gate dependencies
-// do (the CloneSet's image pre-download creates ImagePullJobs).
+// ImagePullJobGate is on, or a pre-download gate, which turns it on as upstream's gate dependencies do (the
+// workloads' image pre-download creates ImagePullJobs).
 func (g Gates) ImagePullJobsOn() bool {
-	return g.Enabled(ImagePullJobGate) || g.Enabled(PreDownloadImageForInPlaceUpdate)
+	return g.Enabled(ImagePullJobGate) || g.Enabled(PreDownloadImageForInPlaceUpdate) || g.Enabled(PreDownloadImageForDaemonSetUpdate)
 }

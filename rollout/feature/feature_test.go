@@ -53,7 +53,8 @@ func TestUnknownGatePanics(t *testing.T) {
 }
 
 func TestImagePullJobsOn(t *testing.T) {
-	for set, want := range map[string]bool{"": false, "ImagePullJobGate=true": true, "PreDownloadImageForInPlaceUpdate=true": true} {
+	for set, want := range map[string]bool{"": false, "ImagePullJobGate=true": true, "PreDownloadImageForInPlaceUpdate=true": true,
+		"PreDownloadImageForDaemonSetUpdate=true": true} {
 		gate, err := NewGate()
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/flotilla-dev/flotilla/rollout/feature"
 	"github.com/flotilla-dev/flotilla/rollout/module"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/controller"
@@ -25,12 +26,17 @@ var Reconciles = []schema.GroupKind{{Group: kruiseappsv1alpha1.GroupVersion.Grou
 
 // SetupWithManager registers the Advanced DaemonSet controller, the pod readiness controller (shared with the
 // other workload modules: its pods carry the KruisePodReady gate) and the DaemonSet admission webhooks.
-func SetupWithManager(_ context.Context, mgr manager.Manager, _ module.Options) error {
-	if err := (&controller.Reconciler{}).SetupWithManager(mgr); err != nil {
+func SetupWithManager(_ context.Context, mgr manager.Manager, opts module.Options) error {
+	if err := newReconciler(opts.Features).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DaemonSet controller: %w", err)
 	}
 	if err := podreadiness.SetupWithManager(mgr, Reconciles...); err != nil {
 		return fmt.Errorf("setting up the pod readiness controller: %w", err)
 	}
 	return RegisterWebhooks(mgr.GetWebhookServer(), mgr.GetScheme())
+}
+
+// newReconciler is the controller as the manager's feature gates configure it (upstream's gate).
+func newReconciler(g feature.Gates) *controller.Reconciler {
+	return &controller.Reconciler{PreDownloadImages: g.Enabled(feature.PreDownloadImageForDaemonSetUpdate)}
 }

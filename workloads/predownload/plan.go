@@ -1,7 +1,7 @@
 // Package predownload pulls a workload's new images ahead of its in-place update, as upstream's
 // PreDownloadImageForInPlaceUpdate gate does: while the workload moves between revisions, ImagePullJobs pull the
 // images the update changes on the nodes of the pods not yet updated, decided once per revision; once every pod
-// runs one revision the jobs go. The pulling itself is the node agent's. A module says what its strategy is
+// runs one revision the jobs go. The pulling itself is the node agent's. A module says what its strategy allows
 // (Workload); the decision and the jobs are the same for every kind.
 package predownload
 
@@ -22,10 +22,11 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 )
 
-// Upstream's constants: small workloads pull on update anyway, and each job pulls once more on failure and is
-// removed 10 minutes after it finished.
+// MinReplicas: upstream's CloneSets and Advanced StatefulSets of at most this many replicas pull on update.
+const MinReplicas = 3
+
+// Upstream's job settings: each job pulls once more on failure and is removed 10 minutes after it finished.
 const (
-	minReplicas     = 3
 	defaultTimeout  = 300
 	backoffLimit    = 1
 	jobTTLAfterDone = 600
@@ -39,11 +40,14 @@ type Workload struct {
 	// Selector selects the workload's pods; Template is its current pod template (the jobs' labels, pull secrets).
 	Selector *metav1.LabelSelector
 	Template *corev1.PodTemplateSpec
+	// Replicas is what apps.kruise.io/image-predownload-min-updated-ready-pods scales against.
 	Replicas int32
-	// InPlace says the strategy may update pods in place (upstream's ReCreate and OnDelete may not).
-	InPlace bool
-	// OneBatch says the update takes every pod at once (no partition, maxUnavailable covering the replicas).
-	OneBatch bool
+	// Skip says the strategy makes pre-downloading pointless: every pod updated in one batch, or (the module's
+	// rules) pods recreated rather than updated in place, or too few of them.
+	Skip bool
+	// AnyChange pulls the images of an update that recreates pods too, as a DaemonSet's does: its new pod comes
+	// back on the same node. Otherwise only an update made in place pre-downloads.
+	AnyChange bool
 	// UpdatedReady counts the ready pods of the update revision.
 	UpdatedReady int32
 }
@@ -58,22 +62,61 @@ type Decision struct {
 	Jobs []*kruiseappsv1alpha1.ImagePullJob
 }
 
-// Plan decides, for an update from the template oldT to newT (the update revision's), which images the nodes of
-// the old pods should pull ahead of it, as upstream does: none for a strategy that recreates pods, 3 replicas or
-// fewer, an update of every pod in one batch, or a change that cannot be made in place.
-func Plan(w Workload, update *appsv1.ControllerRevision, oldT, newT *corev1.PodTemplateSpec) Decision {
-	spec, inPlace := inplaceupdate.Calculate(oldT, newT)
+// Plan decides, for an update from the templates olds (of the pods not yet updated; for an update made in
+// place, the one current template) to newT (the update revision's), which images the nodes of the old pods
+// should pull ahead of it, as upstream does: none when the strategy skips it, or for a change that cannot be
+// made in place unless any change pulls.
+func Plan(w Workload, update *appsv1.ControllerRevision, olds []*corev1.PodTemplateSpec, newT *corev1.PodTemplateSpec) Decision {
+	images := changedImages(w.AnyChange, olds, newT)
 	switch {
-	case !w.InPlace, w.Replicas <= minReplicas, w.OneBatch, !inPlace, len(spec.ContainerImages) == 0:
+	case w.Skip, len(images) == 0:
 		return Decision{Ignored: true}
 	case w.UpdatedReady < minUpdatedReady(w):
 		return Decision{Wait: true}
 	}
-	jobs := make([]*kruiseappsv1alpha1.ImagePullJob, 0, len(spec.ContainerImages))
-	for container, image := range spec.ContainerImages {
+	jobs := make([]*kruiseappsv1alpha1.ImagePullJob, 0, len(images))
+	for container, image := range images {
 		jobs = append(jobs, job(w, update, container, image))
 	}
 	return Decision{Jobs: jobs}
+}
+
+// changedImages are the images of newT's containers, by container, that the old pods do not run. Unless
+// anyChange, the change must be one made in place from the one old template; otherwise a container counts
+// when an old template lacks it or runs another image in it. Unknown templates give none.
+func changedImages(anyChange bool, olds []*corev1.PodTemplateSpec, newT *corev1.PodTemplateSpec) map[string]string {
+	if !anyChange {
+		if len(olds) != 1 {
+			return nil
+		}
+		spec, inPlace := inplaceupdate.Calculate(olds[0], newT)
+		if !inPlace {
+			return nil
+		}
+		return spec.ContainerImages
+	}
+	if newT == nil || len(olds) == 0 {
+		return nil
+	}
+	images := map[string]string{}
+	for _, c := range newT.Spec.Containers {
+		for _, old := range olds {
+			if old != nil && imageOf(old, c.Name) != c.Image {
+				images[c.Name] = c.Image
+			}
+		}
+	}
+	return images
+}
+
+// imageOf is the image of t's container name, "" when t has none.
+func imageOf(t *corev1.PodTemplateSpec, name string) string {
+	for _, c := range t.Spec.Containers {
+		if c.Name == name {
+			return c.Image
+		}
+	}
+	return ""
 }
 
 // minUpdatedReady is apps.kruise.io/image-predownload-min-updated-ready-pods against the replicas, rounded up.

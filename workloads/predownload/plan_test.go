@@ -1,6 +1,7 @@
 package predownload
 
 import (
+	"maps"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,39 +19,53 @@ func TestPlan(t *testing.T) {
 	newT.Spec.Containers[0].Image = "db:2"
 	recreate := newT.DeepCopy()
 	recreate.Spec.Containers[0].Args = []string{"--new"}
+	older := oldT.DeepCopy()
+	older.Spec.Containers[1].Image = "side:0"
 	update := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "db-abc", Labels: map[string]string{appsv1.ControllerRevisionHashLabelKey: "abc"}}}
 	workload := func(change func(*Workload), annotations map[string]string) Workload {
 		set := &kruiseappsv1beta1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db", UID: "set-uid", Annotations: annotations}}
 		w := Workload{Owner: set, Kind: kruiseappsv1beta1.GroupVersion.WithKind("StatefulSet"),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}, Template: newT, Replicas: 10, InPlace: true}
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}, Template: newT, Replicas: 10}
 		if change != nil {
 			change(&w)
 		}
 		return w
 	}
+	anyChange := func(w *Workload) { w.AnyChange = true }
 	cases := []struct {
 		name          string
 		w             Workload
+		olds          []*corev1.PodTemplateSpec
 		newT          *corev1.PodTemplateSpec
 		ignored, wait bool
+		images        map[string]string
 	}{
-		{name: "a strategy that recreates pods", w: workload(func(w *Workload) { w.InPlace = false }, nil), newT: newT, ignored: true},
-		{name: "3 replicas", w: workload(func(w *Workload) { w.Replicas = 3 }, nil), newT: newT, ignored: true},
-		{name: "every pod in one batch", w: workload(func(w *Workload) { w.OneBatch = true }, nil), newT: newT, ignored: true},
-		{name: "a change that recreates pods", w: workload(nil, nil), newT: recreate, ignored: true},
-		{name: "an unknown template", w: workload(nil, nil), newT: nil, ignored: true},
+		{name: "skipped by the strategy", w: workload(func(w *Workload) { w.Skip = true }, nil), olds: []*corev1.PodTemplateSpec{oldT}, newT: newT, ignored: true},
+		{name: "a change made in place", w: workload(nil, nil), olds: []*corev1.PodTemplateSpec{oldT}, newT: newT, images: map[string]string{"main": "db:2"}},
+		{name: "a change that recreates pods", w: workload(nil, nil), olds: []*corev1.PodTemplateSpec{oldT}, newT: recreate, ignored: true},
+		{name: "an unknown template", w: workload(nil, nil), olds: []*corev1.PodTemplateSpec{nil}, newT: newT, ignored: true},
+		{name: "in place from two templates", w: workload(nil, nil), olds: []*corev1.PodTemplateSpec{oldT, older}, newT: newT, ignored: true},
+		{name: "any change: one that recreates pods", w: workload(anyChange, nil), olds: []*corev1.PodTemplateSpec{oldT}, newT: recreate,
+			images: map[string]string{"main": "db:2"}},
+		{name: "any change: the images some old template lacks", w: workload(anyChange, nil), olds: []*corev1.PodTemplateSpec{oldT, older, nil},
+			newT: newT, images: map[string]string{"main": "db:2", "side": "side:1"}},
+		{name: "any change: no image changed", w: workload(anyChange, nil), olds: []*corev1.PodTemplateSpec{newT}, newT: newT, ignored: true},
 		{name: "fewer updated ready pods than the annotation's 25% of 10, rounded up",
 			w:    workload(func(w *Workload) { w.UpdatedReady = 2 }, map[string]string{kruiseappsv1alpha1.ImagePreDownloadMinUpdatedReadyPods: "25%"}),
-			newT: newT, wait: true},
+			olds: []*corev1.PodTemplateSpec{oldT}, newT: newT, wait: true},
 		{name: "enough updated ready pods",
 			w:    workload(func(w *Workload) { w.UpdatedReady = 3 }, map[string]string{kruiseappsv1alpha1.ImagePreDownloadMinUpdatedReadyPods: "25%"}),
-			newT: newT},
+			olds: []*corev1.PodTemplateSpec{oldT}, newT: newT, images: map[string]string{"main": "db:2"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Plan(tc.w, update, oldT, tc.newT)
-			if d.Ignored != tc.ignored || d.Wait != tc.wait || (!tc.ignored && !tc.wait && len(d.Jobs) != 1) {
-				t.Fatalf("decision %+v, want ignored %v, wait %v, else one job", d, tc.ignored, tc.wait)
+			d := Plan(tc.w, update, tc.olds, tc.newT)
+			images := map[string]string{}
+			for _, j := range d.Jobs {
+				images[j.Name[len("db-abc-"):]] = j.Spec.Image
+			}
+			if d.Ignored != tc.ignored || d.Wait != tc.wait || (!tc.ignored && !tc.wait && !maps.Equal(images, tc.images)) {
+				t.Fatalf("decision %+v (images %v), want ignored %v, wait %v, else images %v", d, images, tc.ignored, tc.wait, tc.images)
 			}
 		})
 	}
@@ -61,7 +76,7 @@ func testJob(tmpl *corev1.PodTemplateSpec) (Workload, *kruiseappsv1alpha1.ImageP
 	set := &kruiseappsv1beta1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db", UID: "set-uid",
 		Annotations: map[string]string{kruiseappsv1alpha1.ImagePreDownloadParallelismKey: "3"}}}
 	w := Workload{Owner: set, Kind: kruiseappsv1beta1.GroupVersion.WithKind("StatefulSet"),
-		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}, Template: tmpl, Replicas: 10, InPlace: true}
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}, Template: tmpl, Replicas: 10}
 	update := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "db-abc", Labels: map[string]string{appsv1.ControllerRevisionHashLabelKey: "abc"}}}
 	return w, job(w, update, "main", "db:2")
 }

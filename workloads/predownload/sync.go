@@ -22,17 +22,17 @@ type Syncer struct {
 	Recorder events.EventRecorder
 }
 
-// Sync creates the jobs of the update revision while the workload moves from current to update (oldT and newT
-// their templates; nil when unknown), and labels the revision once decided, so that it is decided once. Once
-// the workload runs one revision again, its jobs go.
-func (s Syncer) Sync(ctx context.Context, w Workload, current, update *appsv1.ControllerRevision, oldT, newT *corev1.PodTemplateSpec) error {
-	if current.Name == update.Name {
+// Sync creates the jobs of the update revision while the workload moves to it (see Plan), and labels the
+// revision once decided, so that it is decided once. Once the workload runs one revision again (settled), its
+// jobs go.
+func (s Syncer) Sync(ctx context.Context, w Workload, settled bool, update *appsv1.ControllerRevision, olds []*corev1.PodTemplateSpec, newT *corev1.PodTemplateSpec) error {
+	if settled {
 		return s.deleteJobs(ctx, w)
 	}
 	if decided(update) {
 		return nil
 	}
-	d := Plan(w, update, oldT, newT)
+	d := Plan(w, update, olds, newT)
 	switch {
 	case d.Wait:
 		return nil

@@ -16,11 +16,13 @@ func TestGates(t *testing.T) {
 	for _, tc := range []struct {
 		flags                                                string
 		startOrdinal, retainClaims, resizeClaims, indexLabel bool
+		preDownload                                          bool
 	}{
 		{flags: "", retainClaims: true, indexLabel: true},
 		{flags: "StatefulSetStartOrdinal=true", startOrdinal: true, retainClaims: true, indexLabel: true},
 		{flags: "StatefulSetAutoDeletePVC=false,PodIndexLabel=false"},
 		{flags: "StatefulSetAutoResizePVCGate=true", retainClaims: true, resizeClaims: true, indexLabel: true},
+		{flags: "PreDownloadImageForInPlaceUpdate=true", retainClaims: true, indexLabel: true, preDownload: true},
 	} {
 		gate, err := feature.NewGate()
 		if err != nil {
@@ -31,7 +33,8 @@ func TestGates(t *testing.T) {
 		}
 		gates := feature.Resolve(gate)
 		r, opts := newReconciler(gates, nil), admissionOptions(gates)
-		if r.StartOrdinal != tc.startOrdinal || r.RetainClaims != tc.retainClaims || r.ResizeClaims != tc.resizeClaims || r.IndexLabel != tc.indexLabel {
+		if r.StartOrdinal != tc.startOrdinal || r.RetainClaims != tc.retainClaims || r.ResizeClaims != tc.resizeClaims || r.IndexLabel != tc.indexLabel ||
+			r.PreDownloadImages != tc.preDownload {
 			t.Errorf("--feature-gates=%s: reconciler %+v", tc.flags, r)
 		}
 		if opts.AutoDeletePVC != tc.retainClaims || opts.AutoResizePVC != tc.resizeClaims {

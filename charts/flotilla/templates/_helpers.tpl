@@ -109,7 +109,7 @@ vpodunavailablebudget.kb.io: podunavailablebudget
 
 {{/* Feature gates of the manager (rollout/feature). */}}
 {{- define "flotilla.knownFeatureGates" -}}
-{{- list "AdvancedDeployment" "AppendPodSelector" "DeletionProtectionForCRDCascadingGate" "ImagePullJobGate" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PodProbeMarkerGate" "PodUnavailableBudgetDeleteGate" "PodUnavailableBudgetUpdateGate" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "ResourcesDeletionProtection" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" "WorkloadSpread" | toJson -}}
+{{- list "AdvancedDeployment" "AppendPodSelector" "DeletionProtectionForCRDCascadingGate" "ImagePullJobGate" "KeepWorkloadPausedOnRolloutDeletion" "PodIndexLabel" "PodProbeMarkerGate" "PodUnavailableBudgetDeleteGate" "PodUnavailableBudgetUpdateGate" "PreDownloadImageForDaemonSetUpdate" "PreDownloadImageForInPlaceUpdate" "RecreatePodWhenChangeVCTInCloneSetGate" "ResourceDistributionGate" "ResourcesDeletionProtection" "RolloutHistory" "SidecarSetPatchPodMetadataDefaultsAllowed" "SidecarTerminator" "StatefulSetAutoDeletePVC" "StatefulSetAutoResizePVCGate" "StatefulSetStartOrdinal" "WorkloadSpread" | toJson -}}
 {{- end -}}
 
 {{/* "true" when deletion protection checks the custom resources of Cascading CustomResourceDefinitions: the

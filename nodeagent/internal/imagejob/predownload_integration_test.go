@@ -2,6 +2,7 @@ package imagejob_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,11 +18,14 @@ import (
 
 	"github.com/flotilla-dev/flotilla/rollout/feature"
 	"github.com/flotilla-dev/flotilla/rollout/module"
+	"github.com/flotilla-dev/flotilla/test/cluster"
 	"github.com/flotilla-dev/flotilla/test/managertest"
 	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
+	"github.com/flotilla-dev/flotilla/workloads/daemonset"
+	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset"
 )
 
@@ -82,7 +87,7 @@ func (e *env) pod(name, node string, labels map[string]string) {
 // other) get the tag with the timeout of the CloneSet's annotation and upstream's single retry, and once their
 // agents (the test) report success the job completes and takes its tags back.
 func TestCloneSetPreDownloadEndToEnd(t *testing.T) {
-	e := startWithModule(t, cloneset.SetupWithManager)
+	e := startWithModule(t, cloneset.SetupWithManager, feature.PreDownloadImageForInPlaceUpdate)
 	nodes := e.nodes(3)
 	cs := &kruiseappsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web", Annotations: map[string]string{
 		kruiseappsv1alpha1.ImagePreDownloadTimeoutSecondsKey: "45", kruiseappsv1alpha1.ImagePreDownloadParallelismKey: "2"}},
@@ -136,7 +141,7 @@ func TestCloneSetPreDownloadEndToEnd(t *testing.T) {
 // its pods (and no other) with the set's timeout and parallelism, completes once their agents (the test) report success, and goes
 // once the set runs one revision again.
 func TestStatefulSetPreDownloadEndToEnd(t *testing.T) {
-	e := startWithModule(t, statefulset.SetupWithManager)
+	e := startWithModule(t, statefulset.SetupWithManager, feature.PreDownloadImageForInPlaceUpdate)
 	nodes := e.nodes(3)
 	set := &kruiseappsv1beta1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "db", Annotations: map[string]string{
 		kruiseappsv1alpha1.ImagePreDownloadTimeoutSecondsKey: "45", kruiseappsv1alpha1.ImagePreDownloadParallelismKey: "2"}},
@@ -178,15 +183,92 @@ func TestStatefulSetPreDownloadEndToEnd(t *testing.T) {
 	})
 }
 
-// startWithModule starts the job controllers with a workload module beside them, under the gate
-// PreDownloadImageForInPlaceUpdate.
-func startWithModule(t *testing.T, setup func(context.Context, ctrl.Manager, module.Options) error) *env {
+// The Advanced DaemonSet controller and the ImagePullJob controller together: a DaemonSet whose partition holds
+// every node gets a new image and a new argument, an update that recreates pods; its pre-download job, owned by
+// the DaemonSet, pulls on every node of its pods with the DaemonSet's parallelism, completes once their agents
+// (the test) report success, and goes once the DaemonSet runs one revision again.
+func TestDaemonSetPreDownloadEndToEnd(t *testing.T) {
+	e := startWithModule(t, daemonset.SetupWithManager, feature.PreDownloadImageForDaemonSetUpdate)
+	nodes := e.nodes(3)
+	for i, n := range nodes {
+		// A node as kwok's, with capacity for pods; no kwok runs here, so pods stay as bound.
+		node := cluster.KwokNode(n, 2000+i, 0)
+		maps.Copy(node.Labels, e.label)
+		managertest.Create(t, e.c, node)
+		t.Cleanup(func() { _ = e.c.Delete(context.Background(), node) })
+	}
+	ds := &kruiseappsv1alpha1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "agent", Annotations: map[string]string{
+		kruiseappsv1alpha1.ImagePreDownloadParallelismKey: "3"}},
+		Spec: kruiseappsv1alpha1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "agent"}},
+				// No kubelet makes the nodes Ready: the pods tolerate the API server's not-ready taint.
+				Spec: corev1.PodSpec{NodeSelector: e.label, Containers: []corev1.Container{{Name: "main", Image: "agent:1"}},
+					Tolerations: []corev1.Toleration{{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists}}}},
+			UpdateStrategy: kruiseappsv1alpha1.DaemonSetUpdateStrategy{Type: kruiseappsv1alpha1.RollingUpdateDaemonSetStrategyType,
+				RollingUpdate: &kruiseappsv1alpha1.RollingUpdateDaemonSet{Partition: ptr.To(intstr.FromInt32(3))}},
+		}}
+	managertest.Create(t, e.c, ds)
+	e.bindDaemonPods(ds.Namespace, ds.Spec.Selector.MatchLabels, len(nodes))
+
+	managertest.Update(t, e.c, ds, func(ds *kruiseappsv1alpha1.DaemonSet) {
+		ds.Spec.Template.Spec.Containers[0].Image = "agent:2"
+		ds.Spec.Template.Spec.Containers[0].Args = []string{"--v=2"}
+	})
+	job := e.onlyJob("the DaemonSet's pre-download job")
+	if job.Spec.Image != "agent:2" || metav1.GetControllerOf(job).UID != ds.UID {
+		t.Fatalf("job %+v", job)
+	}
+	e.waitJob(job, "every node pulling", func(s kruiseappsv1alpha1.ImagePullJobStatus) bool { return s.Desired == 3 && s.Active == 3 })
+	if got := e.ownedBy(job, "agent", "2", nodes); !slices.Equal(got, nodes) {
+		t.Fatalf("nodes with the job's tag %v, want every node %v", got, nodes)
+	}
+	for _, n := range nodes {
+		e.report(n, "agent", "2", succeeded, "")
+	}
+	e.waitJob(job, "completed", func(s kruiseappsv1alpha1.ImagePullJobStatus) bool { return s.CompletionTime != nil && s.Succeeded == 3 })
+
+	managertest.Update(t, e.c, ds, func(ds *kruiseappsv1alpha1.DaemonSet) {
+		ds.Spec.Template.Spec.Containers[0].Image = "agent:1"
+		ds.Spec.Template.Spec.Containers[0].Args = nil
+	})
+	managertest.Eventually(t, itTimeout, "the pre-download job deleted", func(ctx context.Context) (bool, error) {
+		jobs := &kruiseappsv1alpha1.ImagePullJobList{}
+		err := e.c.List(ctx, jobs, client.InNamespace(e.ns))
+		return err == nil && len(jobs.Items) == 0, err
+	})
+}
+
+// bindDaemonPods waits for a DaemonSet's n pods and binds each to the node it is pinned to, as a scheduler would.
+func (e *env) bindDaemonPods(ns string, sel map[string]string, n int) {
+	e.t.Helper()
+	pods := &corev1.PodList{}
+	managertest.Eventually(e.t, itTimeout, "the DaemonSet's pods", func(ctx context.Context) (bool, error) {
+		err := e.c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(sel))
+		return err == nil && len(pods.Items) == n, err
+	})
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		node, err := nodeplacement.TargetNode(p)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name},
+			Target: corev1.ObjectReference{Kind: "Node", Name: node}}
+		if err := e.c.SubResource("binding").Create(e.t.Context(), p, binding); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// startWithModule starts the job controllers with a workload module beside them, with the pre-download gate on.
+func startWithModule(t *testing.T, setup func(context.Context, ctrl.Manager, module.Options) error, on featuregate.Feature) *env {
 	t.Helper()
 	gate, err := feature.NewGate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := gate.Set(string(feature.PreDownloadImageForInPlaceUpdate) + "=true"); err != nil {
+	if err := gate.Set(string(on) + "=true"); err != nil {
 		t.Fatal(err)
 	}
 	return startWith(t, startOptions{

@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
+
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/predownload"
@@ -16,6 +18,7 @@ func (r *Reconciler) preDownload(ctx context.Context, cs *kruiseappsv1alpha1.Clo
 		return nil
 	}
 	s := predownload.Syncer{Client: r.Client, Recorder: r.Recorder}
-	return s.Sync(ctx, plan.PreDownloadWorkload(cs), revs.current, revs.update,
-		revs.template(revs.current.Name), revs.template(revs.update.Name))
+	olds := []*corev1.PodTemplateSpec{revs.template(revs.current.Name)}
+	return s.Sync(ctx, plan.PreDownloadWorkload(cs), revs.current.Name == revs.update.Name, revs.update, olds,
+		revs.template(revs.update.Name))
 }

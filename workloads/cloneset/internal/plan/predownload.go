@@ -10,14 +10,15 @@ import (
 
 var cloneSetKind = kruiseappsv1alpha1.GroupVersion.WithKind("CloneSet")
 
-// PreDownloadWorkload is what the image pre-download reads of a CloneSet: ReCreate never updates in place, and
-// partition 0 with maxUnavailable covering the replicas updates every pod in one batch.
+// PreDownloadWorkload is what the image pre-download reads of a CloneSet, as upstream reads it: none for
+// ReCreate, which never updates in place, for predownload.MinReplicas replicas or fewer, or when partition 0 and
+// maxUnavailable covering the replicas update every pod in one batch.
 func PreDownloadWorkload(cs *kruiseappsv1alpha1.CloneSet) predownload.Workload {
 	st := Resolve(cs)
 	return predownload.Workload{
 		Owner: cs, Kind: cloneSetKind, Selector: cs.Spec.Selector, Template: &cs.Spec.Template, Replicas: st.Replicas,
-		InPlace:      st.Type != kruiseappsv1alpha1.RecreateCloneSetUpdateStrategyType,
-		OneBatch:     st.Partition == 0 && st.MaxUnavailable >= st.Replicas,
+		Skip: st.Type == kruiseappsv1alpha1.RecreateCloneSetUpdateStrategyType || st.Replicas <= predownload.MinReplicas ||
+			st.Partition == 0 && st.MaxUnavailable >= st.Replicas,
 		UpdatedReady: cs.Status.UpdatedReadyReplicas,
 	}
 }
@@ -25,5 +26,5 @@ func PreDownloadWorkload(cs *kruiseappsv1alpha1.CloneSet) predownload.Workload {
 // PlanPreDownload is the pre-download decision for an in-place update of cs from the current template oldT to
 // the update revision's newT.
 func PlanPreDownload(cs *kruiseappsv1alpha1.CloneSet, update *appsv1.ControllerRevision, oldT, newT *corev1.PodTemplateSpec) predownload.Decision {
-	return predownload.Plan(PreDownloadWorkload(cs), update, oldT, newT)
+	return predownload.Plan(PreDownloadWorkload(cs), update, []*corev1.PodTemplateSpec{oldT}, newT)
 }

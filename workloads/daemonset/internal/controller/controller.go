@@ -55,6 +55,8 @@ type Reconciler struct {
 	reconcilerdeps.Deps
 	// Workers is the number of concurrent reconciles; 0 means 3 (upstream's --daemonset-workers).
 	Workers int
+	// PreDownloadImages creates ImagePullJobs ahead of updates (gate PreDownloadImageForDaemonSetUpdate).
+	PreDownloadImages bool
 
 	expectations *expectations.Expectations
 	// failedPods spaces the deletions of a node's failed pods, which a kubelet may reject again and again.
@@ -113,8 +115,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: min(wait, time.Second)}, err
 	}
 	syncErr := r.sync(ctx, ds, w)
-	wake, err := r.writeStatus(ctx, ds, w, syncErr, syncErr == nil)
-	if err = errors.Join(syncErr, err); apierrors.IsConflict(err) {
+	// A failed pre-download is reported like a failed step, but the step itself observed the spec.
+	stepErr := errors.Join(syncErr, failedAs(reasonFailedUpdate, r.preDownload(ctx, ds, w)))
+	wake, err := r.writeStatus(ctx, ds, w, stepErr, syncErr == nil)
+	if err = errors.Join(stepErr, err); apierrors.IsConflict(err) {
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
 	return ctrl.Result{RequeueAfter: earliest(w.wake, wake)}, err

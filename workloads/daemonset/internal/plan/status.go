@@ -7,9 +7,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Counts are the node counts of upstream's status.
+// Counts are the node counts of upstream's status, and the nodes whose pod is updated and ready (UpdatedReady,
+// which the image pre-download waits for).
 type Counts struct {
-	Desired, Current, Misscheduled, Ready, Updated, Available int32
+	Desired, Current, Misscheduled, Ready, Updated, Available, UpdatedReady int32
 }
 
 // Unavailable is the number of nodes that should run a pod and have none available.
@@ -49,6 +50,9 @@ func countOldest(in Input, pods []*corev1.Pod, c *Counts) {
 	}
 	if in.Revision.Updated(oldest) {
 		c.Updated++
+		if Ready(oldest) {
+			c.UpdatedReady++
+		}
 	}
 }
 

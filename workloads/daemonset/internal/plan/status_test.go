@@ -29,7 +29,7 @@ func TestCount(t *testing.T) {
 		"n5": {pod("f", "n5", "v2", 9)},
 	}
 	in := input(ns, pods, func() Strategy { s := rolling(1, 0); s.MinReadySeconds = 5; return s }())
-	want := Counts{Desired: 4, Current: 3, Misscheduled: 1, Ready: 3, Updated: 1, Available: 2}
+	want := Counts{Desired: 4, Current: 3, Misscheduled: 1, Ready: 3, Updated: 1, Available: 2, UpdatedReady: 1}
 	if diff := cmp.Diff(want, Count(in)); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}

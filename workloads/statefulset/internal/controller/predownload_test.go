@@ -25,36 +25,39 @@ func TestPreDownloadWorkload(t *testing.T) {
 		return s
 	}
 	cases := []struct {
-		name                   string
-		set                    *kruiseappsv1beta1.StatefulSet
-		inPlace, oneBatch      bool
-		replicas, updatedReady int32
+		name         string
+		set          *kruiseappsv1beta1.StatefulSet
+		skip         bool
+		updatedReady int32
 	}{
-		{name: "InPlaceIfPossible", set: set(kruiseappsv1beta1.InPlaceIfPossiblePodUpdateStrategyType, nil), inPlace: true, replicas: 10, updatedReady: 4},
-		{name: "InPlaceOnly", set: set(kruiseappsv1beta1.InPlaceOnlyPodUpdateStrategyType, nil), inPlace: true, replicas: 10, updatedReady: 4},
-		{name: "ReCreate", set: set(kruiseappsv1beta1.RecreatePodUpdateStrategyType, nil), replicas: 10, updatedReady: 4},
-		{name: "unset policy is ReCreate", set: set("", nil), replicas: 10, updatedReady: 4},
+		{name: "InPlaceIfPossible", set: set(kruiseappsv1beta1.InPlaceIfPossiblePodUpdateStrategyType, nil), updatedReady: 4},
+		{name: "InPlaceOnly", set: set(kruiseappsv1beta1.InPlaceOnlyPodUpdateStrategyType, nil), updatedReady: 4},
+		{name: "ReCreate", set: set(kruiseappsv1beta1.RecreatePodUpdateStrategyType, nil), skip: true, updatedReady: 4},
+		{name: "unset policy is ReCreate", set: set("", nil), skip: true, updatedReady: 4},
 		{name: "OnDelete", set: set(kruiseappsv1beta1.InPlaceIfPossiblePodUpdateStrategyType, func(s *kruiseappsv1beta1.StatefulSet) {
 			s.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType
-		}), replicas: 10, updatedReady: 4},
+		}), skip: true, updatedReady: 4},
 		{name: "no rollingUpdate", set: set(kruiseappsv1beta1.InPlaceIfPossiblePodUpdateStrategyType, func(s *kruiseappsv1beta1.StatefulSet) {
 			s.Spec.UpdateStrategy.RollingUpdate = nil
-		}), oneBatch: false, replicas: 10, updatedReady: 4},
+		}), skip: true, updatedReady: 4},
+		{name: "3 replicas", set: set(kruiseappsv1beta1.InPlaceIfPossiblePodUpdateStrategyType, func(s *kruiseappsv1beta1.StatefulSet) {
+			s.Spec.Replicas = ptr.To[int32](3)
+		}), skip: true, updatedReady: 4},
 		{name: "partition 0 and maxUnavailable 100%: one batch", set: set(kruiseappsv1beta1.InPlaceIfPossiblePodUpdateStrategyType, func(s *kruiseappsv1beta1.StatefulSet) {
 			s.Spec.UpdateStrategy.RollingUpdate.Partition = nil
 			s.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromString("100%"))
-		}), inPlace: true, oneBatch: true, replicas: 10, updatedReady: 4},
+		}), skip: true, updatedReady: 4},
 		{name: "updated ready pods of an older update revision count as none", set: set(kruiseappsv1beta1.InPlaceIfPossiblePodUpdateStrategyType, func(s *kruiseappsv1beta1.StatefulSet) {
 			s.Status.UpdateRevision = "db-older"
-		}), inPlace: true, replicas: 10},
+		})},
 	}
 	r := &Reconciler{}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := r.preDownloadWorkload(tc.set, update)
-			if w.InPlace != tc.inPlace || w.OneBatch != tc.oneBatch || w.Replicas != tc.replicas || w.UpdatedReady != tc.updatedReady ||
+			if w.Skip != tc.skip || w.AnyChange || w.Replicas != *tc.set.Spec.Replicas || w.UpdatedReady != tc.updatedReady ||
 				w.Owner != tc.set || w.Kind.Kind != "StatefulSet" {
-				t.Errorf("workload %+v; want in place %v, one batch %v, %d replicas, %d updated ready", w, tc.inPlace, tc.oneBatch, tc.replicas, tc.updatedReady)
+				t.Errorf("workload %+v; want skip %v, %d updated ready", w, tc.skip, tc.updatedReady)
 			}
 		})
 	}
