@@ -114,7 +114,7 @@ func TestImageListPullJobTemplateWebhook(t *testing.T) {
 	if resp := off.Handle(context.Background(), request(admissionv1.Create, userAdvancedCronJob, "")); !resp.Allowed {
 		t.Errorf("a job template refused with the gate off: %v", resp.Result)
 	}
-	for _, on := range []string{"ImagePullJobGate", "PreDownloadImageForInPlaceUpdate"} {
+	for _, on := range []string{"ImagePullJobGate", "PreDownloadImageForInPlaceUpdate", "PreDownloadImageForDaemonSetUpdate"} {
 		if resp := handlers(t, admissionOptions(gates(t, map[string]bool{on: true})))[ValidateAdvancedCronJobPath].Handle(context.Background(),
 			request(admissionv1.Create, imageListAdvancedCronJob, "")); !resp.Allowed {
 			t.Errorf("refused with %s: %v", on, resp.Result)
