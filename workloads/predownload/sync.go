@@ -16,23 +16,52 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
-// Syncer writes what Plan decides for a workload.
+// Syncer writes what Plan decides for a workload. A module holds one while its gate is on; a nil Syncer does
+// nothing.
 type Syncer struct {
 	Client   client.Client
 	Recorder events.EventRecorder
 }
 
-// Sync creates the jobs of the update revision while the workload moves to it (see Plan), and labels the
-// revision once decided, so that it is decided once. Once the workload runs one revision again (settled), its
-// jobs go.
-func (s Syncer) Sync(ctx context.Context, w Workload, settled bool, update *appsv1.ControllerRevision, olds []*corev1.PodTemplateSpec, newT *corev1.PodTemplateSpec) error {
-	if settled {
-		return s.deleteJobs(ctx, w)
-	}
-	if decided(update) {
+// New is the Syncer of a module whose gate is on (nil when off), writing through c and recording on rec.
+func New(on bool, c client.Client, rec events.EventRecorder) *Syncer {
+	if !on {
 		return nil
 	}
-	d := Plan(w, update, olds, newT)
+	return &Syncer{Client: c, Recorder: rec}
+}
+
+// Revisions are where a workload's pods stand.
+type Revisions struct {
+	// Update is the update revision, New its template.
+	Update *appsv1.ControllerRevision
+	New    *corev1.PodTemplateSpec
+	// Olds are the known templates the pods not yet updated run.
+	Olds []*corev1.PodTemplateSpec
+	// Settled says every pod runs the update revision.
+	Settled bool
+}
+
+// FromCurrent are the revisions of a workload whose old pods run one current revision, with templateOf the
+// template of a revision by name (nil when unknown).
+func FromCurrent(current, update *appsv1.ControllerRevision, templateOf func(name string) *corev1.PodTemplateSpec) Revisions {
+	return Revisions{Update: update, New: templateOf(update.Name), Olds: []*corev1.PodTemplateSpec{templateOf(current.Name)},
+		Settled: current.Name == update.Name}
+}
+
+// Sync creates the jobs of the update revision while the workload moves to it (see Plan), and labels the
+// revision once decided, so that it is decided once. Once the workload is settled, its jobs go.
+func (s *Syncer) Sync(ctx context.Context, w Workload, revs Revisions) error {
+	switch {
+	case s == nil:
+		return nil
+	case revs.Settled:
+		return s.deleteJobs(ctx, w)
+	case decided(revs.Update):
+		return nil
+	}
+	update := revs.Update
+	d := Plan(w, update, revs.Olds, revs.New)
 	switch {
 	case d.Wait:
 		return nil
@@ -56,7 +85,7 @@ func decided(update *appsv1.ControllerRevision) bool {
 	return created || ignored
 }
 
-func (s Syncer) createJob(ctx context.Context, w Workload, job *kruiseappsv1alpha1.ImagePullJob) error {
+func (s *Syncer) createJob(ctx context.Context, w Workload, job *kruiseappsv1alpha1.ImagePullJob) error {
 	err := s.Client.Create(ctx, job)
 	switch {
 	case apierrors.IsAlreadyExists(err):
@@ -72,7 +101,7 @@ func (s Syncer) createJob(ctx context.Context, w Workload, job *kruiseappsv1alph
 }
 
 // labelRevision marks the revision's pre-download as decided.
-func (s Syncer) labelRevision(ctx context.Context, cr *appsv1.ControllerRevision, key string) error {
+func (s *Syncer) labelRevision(ctx context.Context, cr *appsv1.ControllerRevision, key string) error {
 	patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:"true"}}}`, key)
 	if err := s.Client.Patch(ctx, cr, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("label revision %s: %w", cr.Name, err)
@@ -82,7 +111,7 @@ func (s Syncer) labelRevision(ctx context.Context, cr *appsv1.ControllerRevision
 
 // deleteJobs removes the workload's pre-download jobs: they carry its template's labels, so its selector finds
 // them, and its controller reference tells them from others'.
-func (s Syncer) deleteJobs(ctx context.Context, w Workload) error {
+func (s *Syncer) deleteJobs(ctx context.Context, w Workload) error {
 	jobs := &kruiseappsv1alpha1.ImagePullJobList{}
 	if err := s.Client.List(ctx, jobs, client.InNamespace(w.Owner.GetNamespace()), client.MatchingLabels(w.Selector.MatchLabels)); err != nil {
 		return fmt.Errorf("list ImagePullJobs: %w", err)

@@ -23,6 +23,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/orphans"
 	"github.com/flotilla-dev/flotilla/workloads/paced"
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
+	"github.com/flotilla-dev/flotilla/workloads/predownload"
 	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
@@ -41,6 +42,7 @@ const expectationsTTL = 30 * time.Second
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=get;list;watch;create;delete
 
 // Reconciler reconciles CloneSets.
 type Reconciler struct {
@@ -69,6 +71,8 @@ type Reconciler struct {
 	createSlots, settleSlots chan struct{}
 	// pods reads pods by controller (podclaim.ControllerIndex).
 	pods *cacheindex.Pods
+	// preDownloads pulls new images ahead of in-place updates; nil without PreDownloadImages.
+	preDownloads *predownload.Syncer
 }
 
 // SetupWithManager registers the controller: it watches CloneSets, the pods and claims they own and the
@@ -105,6 +109,7 @@ func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
 	}
 	r.expectations = expectations.New(r.Clock, expectationsTTL)
 	r.claimExpectations = expectations.New(r.Clock, expectationsTTL)
+	r.preDownloads = predownload.New(r.PreDownloadImages, r.Client, r.Recorder)
 }
 
 // Reconcile brings one CloneSet one step closer to its spec and reports its status.
@@ -137,9 +142,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.failed(ctx, cs, kruiseappsv1alpha1.CloneSetConditionFailedUpdate, err)
 	}
 	in := r.input(cs, w, revs)
-	syncErr := errors.Join(r.sync(ctx, cs, w, revs, in), failedAs(kruiseappsv1alpha1.CloneSetConditionFailedUpdate, r.preDownload(ctx, cs, revs)))
-	requeue, err := r.writeStatus(ctx, cs, w, in, syncErr)
-	if err = errors.Join(syncErr, err); apierrors.IsConflict(err) {
+	syncErr := r.sync(ctx, cs, w, revs, in)
+	// A failed pre-download is reported as a failed update and retried, but the step itself observed the spec.
+	preErr := r.preDownloads.Sync(ctx, plan.PreDownloadWorkload(cs), predownload.FromCurrent(revs.current, revs.update, revs.template))
+	stepErr := errors.Join(syncErr, failedAs(kruiseappsv1alpha1.CloneSetConditionFailedUpdate, preErr))
+	requeue, err := r.writeStatus(ctx, cs, w, in, stepErr, syncErr == nil)
+	if err = errors.Join(stepErr, err); apierrors.IsConflict(err) {
 		// A pod changed under a guarded write (the kubelet reported): look again with the new state.
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}

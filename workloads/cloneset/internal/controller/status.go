@@ -17,14 +17,15 @@ import (
 
 // writeStatus recomputes the status from the pods the reconcile started with (the next reconcile, woken
 // by the pod events, sees the writes it made) and patches it when it changed. observedGeneration moves
-// only when the step succeeded. It returns when to look again for pods passing minReadySeconds.
-func (r *Reconciler) writeStatus(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, in plan.Input, syncErr error) (time.Duration, error) {
+// only when the step observed the spec (observed); syncErr is the failure to report. It returns when to look
+// again for pods passing minReadySeconds.
+func (r *Reconciler) writeStatus(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, w *world, in plan.Input, syncErr error, observed bool) (time.Duration, error) {
 	next := cs.Status.DeepCopy()
 	requeue := plan.Counts(in, next)
 	w.wakeIn(plan.Progress(cs, next, r.Clock.Now()))
 	r.recordDeadline(cs, next)
 	next.LabelSelector = w.selector.String()
-	if syncErr == nil {
+	if observed {
 		next.ObservedGeneration = cs.Generation
 	}
 	if !apierrors.IsConflict(syncErr) {

@@ -1,9 +1,6 @@
 package plan
 
 import (
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/predownload"
 )
@@ -21,10 +18,4 @@ func PreDownloadWorkload(cs *kruiseappsv1alpha1.CloneSet) predownload.Workload {
 			st.Partition == 0 && st.MaxUnavailable >= st.Replicas,
 		UpdatedReady: cs.Status.UpdatedReadyReplicas,
 	}
-}
-
-// PlanPreDownload is the pre-download decision for an in-place update of cs from the current template oldT to
-// the update revision's newT.
-func PlanPreDownload(cs *kruiseappsv1alpha1.CloneSet, update *appsv1.ControllerRevision, oldT, newT *corev1.PodTemplateSpec) predownload.Decision {
-	return predownload.Plan(PreDownloadWorkload(cs), update, []*corev1.PodTemplateSpec{oldT}, newT)
 }

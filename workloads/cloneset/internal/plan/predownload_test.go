@@ -11,7 +11,14 @@ import (
 
 	nodeadmission "github.com/flotilla-dev/flotilla/nodeagent/admission"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
+	"github.com/flotilla-dev/flotilla/workloads/predownload"
 )
+
+// PlanPreDownload is the pre-download decision for an in-place update of cs from the current template oldT to
+// the update revision's newT, as the controller's Syncer makes it.
+func PlanPreDownload(cs *kruiseappsv1alpha1.CloneSet, update *appsv1.ControllerRevision, oldT, newT *corev1.PodTemplateSpec) predownload.Decision {
+	return predownload.Plan(PreDownloadWorkload(cs), update, []*corev1.PodTemplateSpec{oldT}, newT)
+}
 
 func TestPlanPreDownload(t *testing.T) {
 	oldT := &corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},

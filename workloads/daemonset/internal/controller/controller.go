@@ -27,6 +27,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/orphans"
 	"github.com/flotilla-dev/flotilla/workloads/paced"
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
+	"github.com/flotilla-dev/flotilla/workloads/predownload"
 	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 )
 
@@ -47,6 +48,7 @@ const conflictRetry = 100 * time.Millisecond
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=get;list;watch;create;delete
 
 // Reconciler reconciles Advanced DaemonSets.
 type Reconciler struct {
@@ -62,6 +64,8 @@ type Reconciler struct {
 	// failedPods spaces the deletions of a node's failed pods, which a kubelet may reject again and again.
 	failedPods *flowcontrol.Backoff
 	pods       *cacheindex.Pods
+	// preDownloads pulls new images ahead of updates; nil without PreDownloadImages.
+	preDownloads *predownload.Syncer
 }
 
 // SetupWithManager registers the controller: it watches Advanced DaemonSets, the pods they own or may adopt
@@ -92,6 +96,7 @@ func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
 	r.Default(mgr, ControllerName)
 	r.expectations = expectations.New(r.Clock, expectationsTTL)
 	r.failedPods = flowcontrol.NewBackOff(time.Second, 15*time.Minute)
+	r.preDownloads = predownload.New(r.PreDownloadImages, r.Client, r.Recorder)
 }
 
 // Reconcile brings one DaemonSet one step closer to its spec and reports its status.

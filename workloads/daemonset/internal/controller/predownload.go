@@ -10,19 +10,16 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/predownload"
 )
 
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=get;list;watch;create;delete
-
 // preDownload runs the image pre-download for updates (feature gate PreDownloadImageForDaemonSetUpdate): as
 // upstream's, it pulls the changed images whether the update is made in place or recreates pods, whose
 // replacements come back on the same nodes; once every node runs the update revision the jobs go.
 func (r *Reconciler) preDownload(ctx context.Context, ds *kruiseappsv1alpha1.DaemonSet, w *world) error {
-	if !r.PreDownloadImages {
-		return nil
+	if r.preDownloads == nil {
+		return nil // the gate is off: skip counting the nodes
 	}
 	c := plan.Count(w.in)
-	s := predownload.Syncer{Client: r.Client, Recorder: r.Recorder}
-	return s.Sync(ctx, preDownloadWorkload(ds, w.in.Strategy, c), c.Updated == c.Desired, w.revs.update, oldTemplates(w),
-		&ds.Spec.Template)
+	revs := predownload.Revisions{Update: w.revs.update, New: &ds.Spec.Template, Olds: oldTemplates(w), Settled: c.Updated == c.Desired}
+	return r.preDownloads.Sync(ctx, preDownloadWorkload(ds, w.in.Strategy, c), revs)
 }
 
 // preDownloadWorkload is what the pre-download reads of a DaemonSet: none for OnDelete, or when partition 0 and

@@ -24,6 +24,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/orphans"
 	"github.com/flotilla-dev/flotilla/workloads/paced"
 	"github.com/flotilla-dev/flotilla/workloads/podclaim"
+	"github.com/flotilla-dev/flotilla/workloads/predownload"
 	"github.com/flotilla-dev/flotilla/workloads/reconcilerdeps"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
 )
@@ -45,6 +46,7 @@ const conflictRetry = 100 * time.Millisecond
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=get;list;watch;create;delete
 
 // Reconciler reconciles Advanced StatefulSets.
 type Reconciler struct {
@@ -72,6 +74,8 @@ type Reconciler struct {
 	createSlots, settleSlots chan struct{}
 	// pods reads pods by controller (podclaim.ControllerIndex).
 	pods *cacheindex.Pods
+	// preDownloads pulls new images ahead of in-place updates; nil without PreDownloadImages.
+	preDownloads *predownload.Syncer
 }
 
 // SetupWithManager registers the controller: it watches Advanced StatefulSets, the pods they own or may adopt
@@ -104,6 +108,7 @@ func (r *Reconciler) setDefaults(mgr ctrl.Manager) {
 	r.createSlots, r.settleSlots = make(chan struct{}, createWorkers), make(chan struct{}, createWorkers)
 	r.expectations = expectations.New(r.Clock, expectationsTTL)
 	r.claimExpectations = expectations.New(r.Clock, expectationsTTL)
+	r.preDownloads = predownload.New(r.PreDownloadImages, r.Client, r.Recorder)
 }
 
 // Reconcile brings one set one step closer to its spec and reports its status.
@@ -136,8 +141,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.failed(ctx, set, kruiseappsv1beta1.FailedUpdatePod, err)
 	}
 	in := r.input(set, w, revs)
-	syncErr := errors.Join(r.sync(ctx, set, w, revs, in), failedAs(kruiseappsv1beta1.FailedUpdatePod, r.preDownload(ctx, set, revs)))
-	err = errors.Join(syncErr, r.writeStatus(ctx, set, w, in, syncErr))
+	syncErr := r.sync(ctx, set, w, revs, in)
+	// A failed pre-download is reported as a failed update and retried, but the step itself observed the spec.
+	preErr := r.preDownloads.Sync(ctx, r.preDownloadWorkload(set, revs.update), predownload.FromCurrent(revs.current, revs.update, revs.template))
+	stepErr := errors.Join(syncErr, failedAs(kruiseappsv1beta1.FailedUpdatePod, preErr))
+	err = errors.Join(stepErr, r.writeStatus(ctx, set, w, in, stepErr, syncErr == nil))
 	if apierrors.IsConflict(err) {
 		// A pod changed under a guarded write: look again with the new state.
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil

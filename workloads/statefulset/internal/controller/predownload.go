@@ -1,28 +1,12 @@
 package controller
 
 import (
-	"context"
-
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/predownload"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
 )
-
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=get;list;watch;create;delete
-
-// preDownload runs the image pre-download for in-place updates (feature gate PreDownloadImageForInPlaceUpdate).
-func (r *Reconciler) preDownload(ctx context.Context, set *kruiseappsv1beta1.StatefulSet, revs *revisions) error {
-	if !r.PreDownloadImages {
-		return nil
-	}
-	s := predownload.Syncer{Client: r.Client, Recorder: r.Recorder}
-	olds := []*corev1.PodTemplateSpec{revs.template(revs.current.Name)}
-	return s.Sync(ctx, r.preDownloadWorkload(set, revs.update), revs.current.Name == revs.update.Name, revs.update, olds,
-		revs.template(revs.update.Name))
-}
 
 // preDownloadWorkload is what the pre-download reads of a set, as upstream reads it: none unless a
 // RollingUpdate's podUpdatePolicy is InPlaceIfPossible or InPlaceOnly (unset is ReCreate), for

@@ -19,8 +19,9 @@ import (
 
 // writeStatus recomputes the status from the pods the reconcile started with (the next reconcile, woken by
 // the pod events, sees the writes it made) and patches it when it changed. observedGeneration moves only
-// when the step succeeded. A pod passing minReadySeconds later asks for a reconcile then.
-func (r *Reconciler) writeStatus(ctx context.Context, set *kruiseappsv1beta1.StatefulSet, w *world, in plan.Input, syncErr error) error {
+// when the step observed the spec (observed); syncErr is the failure to report. A pod passing minReadySeconds
+// later asks for a reconcile then.
+func (r *Reconciler) writeStatus(ctx context.Context, set *kruiseappsv1beta1.StatefulSet, w *world, in plan.Input, syncErr error, observed bool) error {
 	next := set.Status.DeepCopy()
 	c := plan.Count(in)
 	w.wakeIn(c.Wait)
@@ -31,7 +32,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, set *kruiseappsv1beta1.Sta
 	next.CollisionCount = ptr.To(ptr.Deref(set.Status.CollisionCount, 0))
 	next.LabelSelector = w.selector.String()
 	next.VolumeClaims = plan.VolumeClaims(set.Name, set.Spec.VolumeClaimTemplates, ordinals(set, w.pods), w.claims)
-	if syncErr == nil {
+	if observed {
 		next.ObservedGeneration = set.Generation
 	}
 	if !apierrors.IsConflict(syncErr) {
