@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/flotilla-dev/flotilla/test/cluster"
@@ -30,7 +31,10 @@ const (
 	bcjRunFor = "pod-complete.stage.kwok.x-k8s.io/delay"
 )
 
-var broadcastJobs = kruiseappsv1alpha1.GroupVersion.WithResource("broadcastjobs")
+var (
+	broadcastJobs        = kruiseappsv1alpha1.GroupVersion.WithResource("broadcastjobs")
+	broadcastJobsV1beta1 = schema.GroupVersionResource{Group: appsGroup, Version: "v1beta1", Resource: "broadcastjobs"}
+)
 
 func bcjPoolNodeName(i int) string { return fmt.Sprintf("bcj-pool-%d", i) }
 
@@ -53,7 +57,13 @@ func addBCJPoolNode(ctx context.Context, i int) {
 // after change.
 func applyPoolJob(ctx context.Context, file, ns, runFor string, change func(spec map[string]any)) {
 	GinkgoHelper()
+	Expect(createPoolJob(ctx, broadcastJobs, file, ns, runFor, change)).To(Succeed())
+}
+
+// createPoolJob is applyPoolJob in the API version of gvr, returning the API server's answer.
+func createPoolJob(ctx context.Context, gvr schema.GroupVersionResource, file, ns, runFor string, change func(spec map[string]any)) error {
 	obj := seedObject(file)
+	obj.SetAPIVersion(gvr.GroupVersion().String())
 	obj.SetNamespace(ns)
 	spec := obj.Object["spec"].(map[string]any)
 	tmpl := spec["template"].(map[string]any)
@@ -65,8 +75,8 @@ func applyPoolJob(ctx context.Context, file, ns, runFor string, change func(spec
 	if change != nil {
 		change(spec)
 	}
-	_, err := dyn.Resource(broadcastJobs).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
+	_, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+	return err
 }
 
 func readBCJ(ctx context.Context, ns string) (*kruiseappsv1alpha1.BroadcastJob, error) {
@@ -250,6 +260,28 @@ var _ = Describe("BroadcastJob stories", Serial, Ordered, func() {
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(poll).Should(BeTrue(), "the job deleted after its TTL")
 		Expect(time.Since(failedAt)).To(BeNumerically(">=", 8*time.Second), "deleted before ttlSecondsAfterFinished")
 		expectEvents(ctx, func() []string { return bcjEvents(ctx, ns, "DeadlineExceeded") }, HaveLen(1))
+	})
+
+	It("serves v1beta1 (upstream 1.9): validated and defaulted as v1alpha1, runs on every node, reads the same in both", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "bcj-v1beta1-")
+		err := createPoolJob(ctx, broadcastJobsV1beta1, "023-broadcastjob-bcj.yaml", ns, "0s", func(spec map[string]any) {
+			spec["template"].(map[string]any)["spec"].(map[string]any)["restartPolicy"] = "Always"
+		})
+		Expect(err).To(MatchError(ContainSubstring("spec.template.spec.restartPolicy")), "the validating webhook sees v1beta1 objects")
+
+		Expect(createPoolJob(ctx, broadcastJobsV1beta1, "023-broadcastjob-bcj.yaml", ns, "0s", nil)).To(Succeed())
+		st := waitBCJPhase(ctx, ns, kruiseappsv1alpha1.PhaseCompleted, 2*time.Minute)
+		Expect([]int32{st.Desired, st.Succeeded, st.Failed}).To(Equal([]int32{bcjPoolNodes, bcjPoolNodes, 0}))
+		stored, err := dyn.Resource(broadcastJobs).Namespace(ns).Get(ctx, bcjName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		served, err := dyn.Resource(broadcastJobsV1beta1).Namespace(ns).Get(ctx, bcjName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(served.GetAPIVersion()).To(Equal(appsGroup + "/v1beta1"))
+		Expect(served.Object["spec"]).To(Equal(stored.Object["spec"]))
+		Expect(served.Object["status"]).To(Equal(stored.Object["status"]))
+		Expect(stored.Object["spec"]).To(HaveKeyWithValue("completionPolicy", HaveKeyWithValue("type", "Always")), "defaulted")
+		Expect(kubectlGet(ctx, ns, "broadcastjobs.v1beta1.apps.kruise.io")).To(HaveExactElements(
+			MatchRegexp(`^NAME\s+DESIRED\s+ACTIVE\s+SUCCEEDED\s+FAILED\s+AGE$`), MatchRegexp(`^bcj\s+10\s+0\s+10\s+0\s+\S+$`)))
 	})
 
 	It("deletes a completed job once ttlSecondsAfterFinished has passed", func(ctx SpecContext) {

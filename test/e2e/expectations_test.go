@@ -2,8 +2,9 @@ package e2e
 
 // Upstream's API surface that existing manifests, kubectl and kubectl-kruise
 // rely on: OpenKruise v1.8 (every apps kind v1alpha1 only, Advanced
-// StatefulSet also v1beta1 as storage; PodUnavailableBudget v1alpha1) and
-// Kruise Rollouts v0.6 (Rollout and BatchRelease v1alpha1 + v1beta1 as
+// StatefulSet also v1beta1 as storage; PodUnavailableBudget v1alpha1), the
+// v1beta1 versions 1.9 added for the Advanced DaemonSet, BroadcastJob,
+// ImagePullJob and ImageListPullJob, and Kruise Rollouts v0.6 (Rollout and BatchRelease v1alpha1 + v1beta1 as
 // storage). Sources: shared/reference/openkruise.md §2 and
 // kruise-rollouts.md §2.1.
 
@@ -29,19 +30,23 @@ func (w crdWant) name() string {
 	return w.plural + "." + w.group
 }
 
-var v1alpha1Only = []string{"v1alpha1"}
+var (
+	v1alpha1Only = []string{"v1alpha1"}
+	alphaAndBeta = []string{"v1alpha1", "v1beta1"}
+)
 
 var upstreamCRDs = []crdWant{
 	{"advancedcronjobs", appsGroup, namespaced, []string{"acj"}, v1alpha1Only, "v1alpha1"},
-	{"broadcastjobs", appsGroup, namespaced, []string{"bcj"}, v1alpha1Only, "v1alpha1"},
+	// Upstream 1.9 promoted these unchanged: v1beta1 is the v1alpha1 shape, served without a conversion webhook.
+	{"broadcastjobs", appsGroup, namespaced, []string{"bcj"}, alphaAndBeta, "v1alpha1"},
 	{"clonesets", appsGroup, namespaced, []string{"clone"}, v1alpha1Only, "v1alpha1"},
 	{"containerrecreaterequests", appsGroup, namespaced, []string{"crr"}, v1alpha1Only, "v1alpha1"},
 	// Served as upstream 1.9 serves them; stored as upstream 1.8 stores them, the version its plugin and the
 	// engine read (1.9 stores v1beta1; which version is stored is invisible to clients).
 	{"daemonsets", appsGroup, namespaced, []string{"daemon", "ads"}, []string{"v1alpha1", "v1beta1"}, "v1alpha1"},
 	{"ephemeraljobs", appsGroup, namespaced, []string{"ejob"}, v1alpha1Only, "v1alpha1"},
-	{"imagelistpulljobs", appsGroup, namespaced, nil, v1alpha1Only, "v1alpha1"},
-	{"imagepulljobs", appsGroup, namespaced, nil, v1alpha1Only, "v1alpha1"},
+	{"imagelistpulljobs", appsGroup, namespaced, nil, alphaAndBeta, "v1alpha1"},
+	{"imagepulljobs", appsGroup, namespaced, nil, alphaAndBeta, "v1alpha1"},
 	{"nodeimages", appsGroup, clusterScope, nil, v1alpha1Only, "v1alpha1"},
 	{"nodepodprobes", appsGroup, clusterScope, nil, v1alpha1Only, "v1alpha1"},
 	{"persistentpodstates", appsGroup, namespaced, nil, v1alpha1Only, "v1alpha1"},
@@ -105,6 +110,7 @@ var (
 	containersImages = wide("CONTAINERS", "IMAGES")
 	cloneSetColumns  = concat(cols("DESIRED", "UPDATED", "UPDATED_READY", "UPDATED_AVAILABLE", "READY", "TOTAL", "AGE"),
 		containersImages, wide("SELECTOR"))
+	daemonSetColumns    = concat(cols("DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"), containersImages)
 	statefulSetColumns  = concat(cols("DESIRED", "CURRENT", "UPDATED", "READY", "AGE"), containersImages)
 	batchReleaseColumns = cols("KIND", "PHASE", "BATCH", "BATCH-STATE", "AGE")
 	// A CRD without printer columns gets the apiserver's default Age column.
@@ -115,14 +121,18 @@ var upstreamColumns = []columnsWant{
 	{"clonesets", appsGroup, "v1alpha1", cloneSetColumns},
 	{"statefulsets", appsGroup, "v1alpha1", statefulSetColumns},
 	{"statefulsets", appsGroup, "v1beta1", statefulSetColumns},
-	{"daemonsets", appsGroup, "v1alpha1", concat(cols("DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"), containersImages)},
+	{"daemonsets", appsGroup, "v1alpha1", daemonSetColumns},
+	{"daemonsets", appsGroup, "v1beta1", daemonSetColumns},
 	{"broadcastjobs", appsGroup, "v1alpha1", cols("DESIRED", "ACTIVE", "SUCCEEDED", "FAILED", "AGE")},
+	{"broadcastjobs", appsGroup, "v1beta1", cols("DESIRED", "ACTIVE", "SUCCEEDED", "FAILED", "AGE")},
 	{"advancedcronjobs", appsGroup, "v1alpha1", cols("SCHEDULE", "TYPE", "LASTSCHEDULETIME", "AGE")},
 	{"sidecarsets", appsGroup, "v1alpha1", cols("MATCHED", "UPDATED", "READY", "AGE")},
 	{"containerrecreaterequests", appsGroup, "v1alpha1", cols("PHASE", "POD", "NODE", "AGE")},
 	{"ephemeraljobs", appsGroup, "v1alpha1", cols("STATUS", "MATCH", "SUCCEED", "FAILED", "RUNNING", "WAITING", "AGE")},
 	{"imagepulljobs", appsGroup, "v1alpha1", cols("TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE", "MESSAGE")},
+	{"imagepulljobs", appsGroup, "v1beta1", cols("TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE")},
 	{"imagelistpulljobs", appsGroup, "v1alpha1", cols("TOTAL", "SUCCEEDED", "COMPLETED", "AGE")},
+	{"imagelistpulljobs", appsGroup, "v1beta1", cols("TOTAL", "SUCCEEDED", "COMPLETED", "AGE")},
 	{"nodeimages", appsGroup, "v1alpha1", cols("DESIRED", "PULLING", "SUCCEED", "FAILED", "AGE")},
 	{"resourcedistributions", appsGroup, "v1alpha1", cols("TOTAL", "SUCCEED", "FAILED")},
 	{"uniteddeployments", appsGroup, "v1alpha1", cols("DESIRED", "CURRENT", "UPDATED", "READY", "AGE")},

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -15,14 +16,14 @@ import (
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 )
 
-// The CRDs the modules name for conversion are exactly the chart's CRDs with Webhook conversion, so the
-// manager reads those by name and no other.
-func TestConversionCRDsMatchTheChart(t *testing.T) {
+// chartCRDs are the CRDs the chart installs.
+func chartCRDs(t *testing.T) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
 	files, err := filepath.Glob("../../../charts/flotilla/crds/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("chart CRDs: %v (%d files)", err, len(files))
 	}
-	var webhook []string
+	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -32,7 +33,22 @@ func TestConversionCRDsMatchTheChart(t *testing.T) {
 		if err := yaml.Unmarshal(raw, crd); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if c := crd.Spec.Conversion; c != nil && c.Strategy == apiextensionsv1.WebhookConverter {
+		crds = append(crds, crd)
+	}
+	return crds
+}
+
+func convertsByWebhook(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	c := crd.Spec.Conversion
+	return c != nil && c.Strategy == apiextensionsv1.WebhookConverter
+}
+
+// The CRDs the modules name for conversion are exactly the chart's CRDs with Webhook conversion, so the
+// manager reads those by name and no other.
+func TestConversionCRDsMatchTheChart(t *testing.T) {
+	var webhook []string
+	for _, crd := range chartCRDs(t) {
+		if convertsByWebhook(crd) {
 			webhook = append(webhook, crd.Name)
 		}
 	}
@@ -42,6 +58,59 @@ func TestConversionCRDsMatchTheChart(t *testing.T) {
 	if !slices.Equal(got, webhook) {
 		t.Errorf("modules name %v for conversion; the chart's CRDs with Webhook conversion are %v", got, webhook)
 	}
+}
+
+// A CRD the API server converts by changing apiVersion alone (strategy None) keeps what a client writes in any
+// served version only if the stored version's schema holds every field of it: the Advanced StatefulSet's
+// v1alpha1 is a part of the stored v1beta1, as upstream serves it, and the v1beta1 BroadcastJob, ImagePullJob
+// and ImageListPullJob (workloads/api/apps/v1beta1/sameshape) are exactly their stored v1alpha1.
+func TestCRDsWithoutConversionWebhookStoreEveryServedField(t *testing.T) {
+	sameShape := []string{"broadcastjobs.apps.kruise.io", "imagepulljobs.apps.kruise.io", "imagelistpulljobs.apps.kruise.io"}
+	for _, crd := range chartCRDs(t) {
+		if convertsByWebhook(crd) || len(crd.Spec.Versions) < 2 {
+			continue
+		}
+		stored := crd.Spec.Versions[slices.IndexFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Storage })]
+		for _, v := range crd.Spec.Versions {
+			if path := notStored(v.Schema.OpenAPIV3Schema, stored.Schema.OpenAPIV3Schema, "."); path != "" {
+				t.Errorf("%s: %s serves %s, which the stored %s does not hold", crd.Name, v.Name, path, stored.Name)
+			}
+			if slices.Contains(sameShape, crd.Name) && !equality.Semantic.DeepEqual(v.Schema, stored.Schema) {
+				t.Errorf("%s: %s is not the stored %s's schema", crd.Name, v.Name, stored.Name)
+			}
+		}
+		sameShape = slices.DeleteFunc(sameShape, func(name string) bool { return name == crd.Name })
+	}
+	if len(sameShape) != 0 {
+		t.Errorf("%v: not served in several versions without a conversion webhook", sameShape)
+	}
+}
+
+// notStored is the first path of served that stored does not hold with the same type ("" when none).
+func notStored(served, stored *apiextensionsv1.JSONSchemaProps, path string) string {
+	switch {
+	case served == nil:
+		return ""
+	case stored == nil || served.Type != stored.Type || served.XIntOrString != stored.XIntOrString:
+		return path
+	case served.Items != nil:
+		if stored.Items == nil {
+			return path + "[]"
+		}
+		return notStored(served.Items.Schema, stored.Items.Schema, path+"[].")
+	case served.AdditionalProperties != nil && stored.AdditionalProperties != nil:
+		return notStored(served.AdditionalProperties.Schema, stored.AdditionalProperties.Schema, path+"*.")
+	}
+	for name, p := range served.Properties {
+		s, ok := stored.Properties[name]
+		if !ok {
+			return path + name
+		}
+		if missing := notStored(&p, &s, path+name+"."); missing != "" {
+			return missing
+		}
+	}
+	return ""
 }
 
 // An engine-only manager points only the engine's CRDs at itself.

@@ -191,6 +191,7 @@ type JobCondition struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,shortName=bcj
+// +kubebuilder:storageversion
 // +kubebuilder:printcolumn:name="Desired",type="integer",JSONPath=".status.desired",description="Pods wanted, usually one per eligible node."
 // +kubebuilder:printcolumn:name="Active",type="integer",JSONPath=".status.active",description="Pods running."
 // +kubebuilder:printcolumn:name="Succeeded",type="integer",JSONPath=".status.succeeded",description="Pods that succeeded."

@@ -63,6 +63,7 @@ type FailedImageStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced
+// +kubebuilder:storageversion
 // +kubebuilder:printcolumn:name="TOTAL",type="integer",JSONPath=".status.desired",description="ImagePullJobs wanted."
 // +kubebuilder:printcolumn:name="SUCCEEDED",type="integer",JSONPath=".status.succeeded",description="ImagePullJobs that succeeded on every node."
 // +kubebuilder:printcolumn:name="COMPLETED",type="integer",JSONPath=".status.completed",description="ImagePullJobs that finished."

@@ -150,6 +150,7 @@ type ImagePullJobStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced
+// +kubebuilder:storageversion
 // +kubebuilder:printcolumn:name="TOTAL",type="integer",JSONPath=".status.desired",description="Nodes selected by the job."
 // +kubebuilder:printcolumn:name="ACTIVE",type="integer",JSONPath=".status.active",description="Pull tasks in progress."
 // +kubebuilder:printcolumn:name="SUCCEED",type="integer",JSONPath=".status.succeeded",description="Pull tasks that succeeded."
