@@ -39,7 +39,8 @@ API_PATHS := {./rollout/api/...,./rollout/analysis/api/...,./workloads/api/...}
 CRD_DIR := charts/flotilla/crds
 # CRDs served in several versions whose conversion the manager serves on /convert (controller-gen has no marker
 # for this; the manager rewrites clientConfig and caBundle at run time).
-WEBHOOK_CONVERSION_CRDS := rollouts.kruise.io_rollouts.yaml rollouts.kruise.io_batchreleases.yaml apps.kruise.io_daemonsets.yaml
+WEBHOOK_CONVERSION_CRDS := rollouts.kruise.io_rollouts.yaml rollouts.kruise.io_batchreleases.yaml apps.kruise.io_daemonsets.yaml \
+	apps.kruise.io_sidecarsets.yaml
 # The manager's RBAC, generated from the +kubebuilder:rbac markers of every package the manager links; the chart
 # takes its ClusterRole and namespaced Role rules from this file.
 RBAC_DIR := charts/flotilla/rbac

@@ -4,7 +4,7 @@ package e2e
 // rely on: OpenKruise v1.8 (every apps kind v1alpha1 only, Advanced
 // StatefulSet also v1beta1 as storage; PodUnavailableBudget v1alpha1), the
 // v1beta1 versions 1.9 added for the Advanced DaemonSet, BroadcastJob,
-// ImagePullJob and ImageListPullJob, and Kruise Rollouts v0.6 (Rollout and BatchRelease v1alpha1 + v1beta1 as
+// ImagePullJob, ImageListPullJob and SidecarSet, and Kruise Rollouts v0.6 (Rollout and BatchRelease v1alpha1 + v1beta1 as
 // storage). Sources: shared/reference/openkruise.md §2 and
 // kruise-rollouts.md §2.1.
 
@@ -52,7 +52,7 @@ var upstreamCRDs = []crdWant{
 	{"persistentpodstates", appsGroup, namespaced, nil, v1alpha1Only, "v1alpha1"},
 	{"podprobemarkers", appsGroup, namespaced, nil, v1alpha1Only, "v1alpha1"},
 	{"resourcedistributions", appsGroup, clusterScope, []string{"distributor"}, v1alpha1Only, "v1alpha1"},
-	{"sidecarsets", appsGroup, clusterScope, nil, v1alpha1Only, "v1alpha1"},
+	{"sidecarsets", appsGroup, clusterScope, nil, alphaAndBeta, "v1alpha1"},
 	{"statefulsets", appsGroup, namespaced, []string{"sts", "asts"}, []string{"v1alpha1", "v1beta1"}, "v1beta1"},
 	{"uniteddeployments", appsGroup, namespaced, []string{"ud"}, v1alpha1Only, "v1alpha1"},
 	{"workloadspreads", appsGroup, namespaced, []string{"ws"}, v1alpha1Only, "v1alpha1"},
@@ -127,6 +127,7 @@ var upstreamColumns = []columnsWant{
 	{"broadcastjobs", appsGroup, "v1beta1", cols("DESIRED", "ACTIVE", "SUCCEEDED", "FAILED", "AGE")},
 	{"advancedcronjobs", appsGroup, "v1alpha1", cols("SCHEDULE", "TYPE", "LASTSCHEDULETIME", "AGE")},
 	{"sidecarsets", appsGroup, "v1alpha1", cols("MATCHED", "UPDATED", "READY", "AGE")},
+	{"sidecarsets", appsGroup, "v1beta1", cols("MATCHED", "UPDATED", "READY", "AGE")},
 	{"containerrecreaterequests", appsGroup, "v1alpha1", cols("PHASE", "POD", "NODE", "AGE")},
 	{"ephemeraljobs", appsGroup, "v1alpha1", cols("STATUS", "MATCH", "SUCCEED", "FAILED", "RUNNING", "WAITING", "AGE")},
 	{"imagepulljobs", appsGroup, "v1alpha1", cols("TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE", "MESSAGE")},

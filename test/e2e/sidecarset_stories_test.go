@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -20,7 +21,10 @@ import (
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 )
 
-var sidecarSets = kruiseappsv1alpha1.GroupVersion.WithResource("sidecarsets")
+var (
+	sidecarSets        = kruiseappsv1alpha1.GroupVersion.WithResource("sidecarsets")
+	sidecarSetsV1beta1 = schema.GroupVersionResource{Group: appsGroup, Version: "v1beta1", Resource: "sidecarsets"}
+)
 
 // sidecarSetStoryTimeout bounds each wait of the SidecarSet stories.
 const sidecarSetStoryTimeout = time.Minute
@@ -284,6 +288,56 @@ var _ = Describe("SidecarSet stories", Serial, func() {
 
 		deleteAndWait(ctx, t, obj.GetName())
 		Eventually(sidecarSetPodWebhookOn).WithContext(ctx).WithTimeout(sidecarSetStoryTimeout).WithPolling(poll).Should(BeFalse())
+	})
+
+	It("serves v1beta1 (upstream 1.9): namespaceSelector and customVersion are v1alpha1's namespace and label", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "scs-v1beta1-")
+		set := seedObject("029-sidecarset-scs.yaml")
+		set.SetAPIVersion(sidecarSetsV1beta1.GroupVersion().String())
+		Expect(unstructured.SetNestedField(set.Object, map[string]any{}, "spec", "selector")).To(Succeed())
+		_, err := dyn.Resource(sidecarSetsV1beta1).Create(ctx, set, metav1.CreateOptions{})
+		Expect(err).To(MatchError(ContainSubstring("spec.selector")), "the validating webhook sees v1beta1 objects")
+
+		set = seedObject("029-sidecarset-scs.yaml")
+		set.SetAPIVersion(sidecarSetsV1beta1.GroupVersion().String())
+		Expect(unstructured.SetNestedStringMap(set.Object, map[string]string{corev1.LabelMetadataName: ns},
+			"spec", "namespaceSelector", "matchLabels")).To(Succeed())
+		Expect(unstructured.SetNestedField(set.Object, "v2", "spec", "customVersion")).To(Succeed())
+		_, err = applyAndCleanUp(ctx, set)
+		Expect(err).NotTo(HaveOccurred())
+		stored, err := readSidecarSet(ctx, scsName)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stored.Spec.Namespace).To(Equal(ns), "a selector of the namespace's name is v1alpha1's namespace")
+		Expect(stored.Spec.NamespaceSelector).To(BeNil())
+		Expect(stored.Labels).To(HaveKeyWithValue(kruiseappsv1alpha1.SidecarSetCustomVersionLabel, "v2"))
+		Expect(stored.Spec.RevisionHistoryLimit).To(HaveValue(BeEquivalentTo(10)), "defaulted")
+
+		storedObj, err := dyn.Resource(sidecarSets).Get(ctx, scsName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		waitSidecarSetInjects(ctx, storedObj)
+		createNginxPod(ctx, ns, "nginx", nil)
+		pod, err := kube.CoreV1().Pods(ns).Get(ctx, "nginx", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(containerNames(pod.Spec.Containers)).To(Equal([]string{"scs", "nginx"}))
+		waitSidecarSetStatus(ctx, 1, 1, 1)
+
+		By("a v1beta1 client reads its own form, and its change of customVersion is the label's")
+		served, err := dyn.Resource(sidecarSetsV1beta1).Get(ctx, scsName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(served.Object["spec"]).NotTo(HaveKey("namespace"))
+		Expect(served.Object["spec"]).To(HaveKeyWithValue("customVersion", "v2"))
+		Expect(served.GetLabels()).NotTo(HaveKey(kruiseappsv1alpha1.SidecarSetCustomVersionLabel))
+		selector, _, _ := unstructured.NestedStringMap(served.Object, "spec", "namespaceSelector", "matchLabels")
+		Expect(selector).To(Equal(map[string]string{corev1.LabelMetadataName: ns}))
+		_, err = dyn.Resource(sidecarSetsV1beta1).Patch(ctx, scsName, types.MergePatchType, []byte(`{"spec":{"customVersion":"v3"}}`),
+			metav1.PatchOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		stored, err = readSidecarSet(ctx, scsName)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stored.Labels).To(HaveKeyWithValue(kruiseappsv1alpha1.SidecarSetCustomVersionLabel, "v3"))
+		Expect(stored.Spec.Namespace).To(Equal(ns))
+		Expect(kubectlGet(ctx, "", "sidecarsets.v1beta1.apps.kruise.io", scsName)).To(HaveExactElements(
+			MatchRegexp(`^NAME\s+MATCHED\s+UPDATED\s+READY\s+AGE$`), MatchRegexp(`^scs\s+1\s+1\s+1\s+\S+$`)))
 	})
 
 	It("refuses a pod whose container clashes with a sidecar, naming it", func(ctx SpecContext) {

@@ -1,12 +1,7 @@
 package daemonset
 
 import (
-	"context"
-	"fmt"
-
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
-
+	"github.com/flotilla-dev/flotilla/webhooks"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 )
@@ -16,20 +11,5 @@ import (
 var ConversionCRDs = []string{"daemonsets.apps.kruise.io"}
 
 // Convert adds the v1alpha1 <-> v1beta1 DaemonSet conversion to the manager's registry.
-func Convert(scheme *runtime.Scheme, registry conversion.Registry) error {
-	build := conversion.NewHubSpokeConverter(&kruiseappsv1alpha1.DaemonSet{},
-		conversion.NewSpokeConverter(&kruiseappsv1beta1.DaemonSet{}, toV1beta1, fromV1beta1))
-	converter, err := build(scheme)
-	if err != nil {
-		return fmt.Errorf("building the DaemonSet converter: %w", err)
-	}
-	return registry.RegisterConverter(kruiseappsv1alpha1.GroupVersion.WithKind("DaemonSet").GroupKind(), converter)
-}
-
-func toV1beta1(_ context.Context, hub *kruiseappsv1alpha1.DaemonSet, spoke *kruiseappsv1beta1.DaemonSet) error {
-	return kruiseappsv1alpha1.ConvertDaemonSetToV1beta1(hub, spoke)
-}
-
-func fromV1beta1(_ context.Context, spoke *kruiseappsv1beta1.DaemonSet, hub *kruiseappsv1alpha1.DaemonSet) error {
-	return kruiseappsv1alpha1.ConvertDaemonSetFromV1beta1(spoke, hub)
-}
+var Convert = webhooks.HubSpokeConversion(&kruiseappsv1alpha1.DaemonSet{}, &kruiseappsv1beta1.DaemonSet{},
+	kruiseappsv1alpha1.ConvertDaemonSetToV1beta1, kruiseappsv1alpha1.ConvertDaemonSetFromV1beta1)

@@ -14,6 +14,7 @@ import (
 	"github.com/flotilla-dev/flotilla/rollout/module"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
+	"github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1/promoted"
 )
 
 // chartCRDs are the CRDs the chart installs.
@@ -63,7 +64,7 @@ func TestConversionCRDsMatchTheChart(t *testing.T) {
 // A CRD the API server converts by changing apiVersion alone (strategy None) keeps what a client writes in any
 // served version only if the stored version's schema holds every field of it: the Advanced StatefulSet's
 // v1alpha1 is a part of the stored v1beta1, as upstream serves it, and the v1beta1 BroadcastJob, ImagePullJob
-// and ImageListPullJob (workloads/api/apps/v1beta1/sameshape) are exactly their stored v1alpha1.
+// and ImageListPullJob (workloads/api/apps/v1beta1/promoted) are exactly their stored v1alpha1.
 func TestCRDsWithoutConversionWebhookStoreEveryServedField(t *testing.T) {
 	sameShape := []string{"broadcastjobs.apps.kruise.io", "imagepulljobs.apps.kruise.io", "imagelistpulljobs.apps.kruise.io"}
 	for _, crd := range chartCRDs(t) {
@@ -129,8 +130,8 @@ func TestConvertingModulesConvert(t *testing.T) {
 	if _, err := registerConversions(newScheme(), converting(modules)); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(converting(modules)); got != 2 {
-		t.Errorf("%d converting modules, want the engine and daemonset", got)
+	if got := len(converting(modules)); got != 3 {
+		t.Errorf("%d converting modules, want the engine, daemonset and sidecarset", got)
 	}
 }
 
@@ -155,5 +156,39 @@ func TestConversionCRDsOfModulesSwitchedOff(t *testing.T) {
 	}
 	if err := converter.ConvertObject(t.Context(), stored, served); err != nil || served.Status.UpdateRevision != "5d8f" {
 		t.Errorf("converted %+v: %v", served.Status, err)
+	}
+	storedSet := &kruiseappsv1alpha1.SidecarSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps.kruise.io/v1alpha1", Kind: "SidecarSet"}}
+	storedSet.Labels = map[string]string{kruiseappsv1alpha1.SidecarSetCustomVersionLabel: "v2"}
+	converter, ok = registry.GetConverter(kruiseappsv1alpha1.GroupVersion.WithKind("SidecarSet").GroupKind())
+	servedSet := &promoted.SidecarSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps.kruise.io/v1beta1", Kind: "SidecarSet"}}
+	if !ok {
+		t.Fatal("no SidecarSet converter")
+	}
+	if err := converter.ConvertObject(t.Context(), storedSet, servedSet); err != nil || servedSet.Spec.CustomVersion != "v2" {
+		t.Errorf("converted %+v: %v", servedSet.Spec, err)
+	}
+}
+
+// The v1beta1 SidecarSet is v1alpha1's but for its two differences: no namespace, and customVersion.
+func TestSidecarSetV1beta1DiffersInTwoFields(t *testing.T) {
+	crds := chartCRDs(t)
+	crd := crds[slices.IndexFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool { return c.Name == "sidecarsets.apps.kruise.io" })]
+	schemaOf := func(version string) apiextensionsv1.JSONSchemaProps {
+		v := crd.Spec.Versions[slices.IndexFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == version })]
+		return *v.Schema.OpenAPIV3Schema.DeepCopy()
+	}
+	alpha, beta := schemaOf("v1alpha1"), schemaOf("v1beta1")
+	delete(alpha.Properties["spec"].Properties, "namespace")
+	if _, ok := beta.Properties["spec"].Properties["customVersion"]; !ok {
+		t.Fatal("v1beta1 has no spec.customVersion")
+	}
+	delete(beta.Properties["spec"].Properties, "customVersion")
+	for _, s := range []*apiextensionsv1.JSONSchemaProps{&alpha, &beta} {
+		spec := s.Properties["spec"]
+		spec.Description = ""
+		s.Properties["spec"] = spec
+	}
+	if !equality.Semantic.DeepEqual(alpha, beta) {
+		t.Error("v1alpha1 and v1beta1 SidecarSets differ in more than namespace and customVersion")
 	}
 }

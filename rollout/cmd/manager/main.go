@@ -45,6 +45,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/advancedcronjob"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
+	"github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1/promoted"
 	kruisepolicyv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/policy/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/broadcastjob"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset"
@@ -86,7 +87,8 @@ var modules = []module.Module{
 	{Name: "podunavailablebudget", Kinds: podunavailablebudget.Kinds, Reconciles: podunavailablebudget.Reconciles,
 		Setup: podunavailablebudget.SetupWithManager},
 	// After cloneset: the pod chain adds the readiness gate before the sidecars, as upstream's pod webhook does.
-	{Name: "sidecarset", Kinds: sidecarset.Kinds, Reconciles: sidecarset.Reconciles, Setup: sidecarset.SetupWithManager},
+	{Name: "sidecarset", Kinds: sidecarset.Kinds, Reconciles: sidecarset.Reconciles, ConversionCRDs: sidecarset.ConversionCRDs,
+		Convert: sidecarset.Convert, Setup: sidecarset.SetupWithManager},
 	// After sidecarset: the pod chain adds a recorded pod's node affinity last, as upstream's pod webhook does.
 	{Name: "persistentpodstate", Kinds: persistentpodstate.Kinds, Reconciles: persistentpodstate.Reconciles,
 		Setup: persistentpodstate.SetupWithManager},
@@ -97,7 +99,7 @@ func newScheme() *runtime.Scheme {
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
 		rolloutsv1alpha1.AddToScheme, rolloutsv1beta1.AddToScheme, analysisv1alpha1.AddToScheme,
-		kruiseappsv1alpha1.AddToScheme, kruiseappsv1beta1.AddToScheme, kruisepolicyv1alpha1.AddToScheme,
+		kruiseappsv1alpha1.AddToScheme, kruiseappsv1beta1.AddToScheme, promoted.AddToScheme, kruisepolicyv1alpha1.AddToScheme,
 		// HTTPRoutes the Gateway API traffic provider changes.
 		gatewayv1.Install, gatewayv1beta1.Install,
 	} {
