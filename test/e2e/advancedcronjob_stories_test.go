@@ -246,6 +246,37 @@ var _ = Describe("AdvancedCronJob", func() {
 		}
 	})
 
+	It("serves v1beta1 (upstream 1.9): refused and run on schedule as v1alpha1, read the same in both", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "acj-v1beta1-")
+		v1beta1 := schema.GroupVersionResource{Group: appsGroup, Version: "v1beta1", Resource: "advancedcronjobs"}
+		acj := map[string]any{
+			"apiVersion": appsGroup + "/v1beta1", "kind": "AdvancedCronJob", "metadata": map[string]any{"name": "acj"},
+			"spec": map[string]any{"schedule": acjEvery, "timeZone": "Mars/Olympus", "concurrencyPolicy": "Forbid"},
+		}
+		tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&batchJobTemplate)
+		Expect(err).NotTo(HaveOccurred())
+		acj["spec"].(map[string]any)["template"] = map[string]any{"jobTemplate": tmpl}
+		_, err = dyn.Resource(v1beta1).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: acj}, metav1.CreateOptions{})
+		Expect(err).To(MatchError(ContainSubstring(`spec.timeZone: Invalid value: "Mars/Olympus"`)), "the validating webhook sees v1beta1 objects")
+
+		delete(acj["spec"].(map[string]any), "timeZone")
+		_, err = dyn.Resource(v1beta1).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: acj}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		stored := getAdvancedCronJob(ctx, ns, "acj")
+		Eventually(func(g Gomega) {
+			runs := expectRunsOf(ctx, g, stored, batchJobs, "Job")
+			g.Expect(runs).NotTo(BeEmpty())
+			g.Expect(runs[0].finished).To(Equal("Complete"))
+		}).WithContext(ctx).WithTimeout(acjTimeout).WithPolling(poll).Should(Succeed())
+		served, err := dyn.Resource(v1beta1).Namespace(ns).Get(ctx, "acj", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		alpha, err := dyn.Resource(advancedCronJobs).Namespace(ns).Get(ctx, "acj", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(served.Object["spec"]).To(Equal(alpha.Object["spec"]))
+		Expect(alpha.Object["spec"]).To(HaveKeyWithValue("successfulJobsHistoryLimit", int64(3)), "defaulted")
+		Expect(served.Object["status"]).To(HaveKeyWithValue("type", "Job"))
+	})
+
 	It("refuses an AdvancedCronJob that cannot run, naming the field, and a change to its template", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "acj-invalid-")
 		obj := seedObject("027-advancedcronjob-acj.yaml")

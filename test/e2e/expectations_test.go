@@ -4,7 +4,7 @@ package e2e
 // rely on: OpenKruise v1.8 (every apps kind v1alpha1 only, Advanced
 // StatefulSet also v1beta1 as storage; PodUnavailableBudget v1alpha1), the
 // v1beta1 versions 1.9 added for the Advanced DaemonSet, BroadcastJob,
-// ImagePullJob, ImageListPullJob and SidecarSet, and Kruise Rollouts v0.6 (Rollout and BatchRelease v1alpha1 + v1beta1 as
+// AdvancedCronJob, ImagePullJob, ImageListPullJob and SidecarSet, and Kruise Rollouts v0.6 (Rollout and BatchRelease v1alpha1 + v1beta1 as
 // storage). Sources: shared/reference/openkruise.md §2 and
 // kruise-rollouts.md §2.1.
 
@@ -36,7 +36,7 @@ var (
 )
 
 var upstreamCRDs = []crdWant{
-	{"advancedcronjobs", appsGroup, namespaced, []string{"acj"}, v1alpha1Only, "v1alpha1"},
+	{"advancedcronjobs", appsGroup, namespaced, []string{"acj"}, alphaAndBeta, "v1alpha1"},
 	// Upstream 1.9 promoted these unchanged: v1beta1 is the v1alpha1 shape, served without a conversion webhook.
 	{"broadcastjobs", appsGroup, namespaced, []string{"bcj"}, alphaAndBeta, "v1alpha1"},
 	{"clonesets", appsGroup, namespaced, []string{"clone"}, v1alpha1Only, "v1alpha1"},
@@ -126,6 +126,7 @@ var upstreamColumns = []columnsWant{
 	{"broadcastjobs", appsGroup, "v1alpha1", cols("DESIRED", "ACTIVE", "SUCCEEDED", "FAILED", "AGE")},
 	{"broadcastjobs", appsGroup, "v1beta1", cols("DESIRED", "ACTIVE", "SUCCEEDED", "FAILED", "AGE")},
 	{"advancedcronjobs", appsGroup, "v1alpha1", cols("SCHEDULE", "TYPE", "LASTSCHEDULETIME", "AGE")},
+	{"advancedcronjobs", appsGroup, "v1beta1", cols("SCHEDULE", "TYPE", "LASTSCHEDULETIME", "AGE")},
 	{"sidecarsets", appsGroup, "v1alpha1", cols("MATCHED", "UPDATED", "READY", "AGE")},
 	{"sidecarsets", appsGroup, "v1beta1", cols("MATCHED", "UPDATED", "READY", "AGE")},
 	{"containerrecreaterequests", appsGroup, "v1alpha1", cols("PHASE", "POD", "NODE", "AGE")},

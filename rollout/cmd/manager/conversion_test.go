@@ -63,10 +63,11 @@ func TestConversionCRDsMatchTheChart(t *testing.T) {
 
 // A CRD the API server converts by changing apiVersion alone (strategy None) keeps what a client writes in any
 // served version only if the stored version's schema holds every field of it: the Advanced StatefulSet's
-// v1alpha1 is a part of the stored v1beta1, as upstream serves it, and the v1beta1 BroadcastJob, ImagePullJob
-// and ImageListPullJob (workloads/api/apps/v1beta1/promoted) are exactly their stored v1alpha1.
+// v1alpha1 is a part of the stored v1beta1, as upstream serves it, and the v1beta1 BroadcastJob, ImagePullJob,
+// ImageListPullJob and AdvancedCronJob (workloads/api/apps/v1beta1/promoted) are exactly their stored v1alpha1.
 func TestCRDsWithoutConversionWebhookStoreEveryServedField(t *testing.T) {
-	sameShape := []string{"broadcastjobs.apps.kruise.io", "imagepulljobs.apps.kruise.io", "imagelistpulljobs.apps.kruise.io"}
+	sameShape := []string{"broadcastjobs.apps.kruise.io", "imagepulljobs.apps.kruise.io", "imagelistpulljobs.apps.kruise.io",
+		"advancedcronjobs.apps.kruise.io"}
 	for _, crd := range chartCRDs(t) {
 		if convertsByWebhook(crd) || len(crd.Spec.Versions) < 2 {
 			continue

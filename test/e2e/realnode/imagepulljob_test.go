@@ -49,7 +49,12 @@ var _ = Describe("ImagePullJob on a real node", func() {
 		Expect([]int32{st.Desired, st.Succeeded, st.Failed}).To(Equal([]int32{1, 1, 0}), "status %+v", st)
 		Expect(st.Message).To(Equal("job has completed"))
 		expectPulled(ctx, public.Ref("team/job:v1"), publicDigest)
+		// kubectl lists the group's preferred version, v1beta1, whose table has no MESSAGE (as upstream 1.9's).
 		out, err := testCluster.Kubectl(ctx, "get", "imagepulljobs", "-n", ns)
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
+		Expect(strings.Fields(strings.SplitN(string(out), "\n", 2)[0])).To(Equal([]string{"NAME", "TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE"}))
+		Expect(string(out)).To(MatchRegexp(`public\s+1\s+0\s+1\s+0\s+\S+\n`))
+		out, err = testCluster.Kubectl(ctx, "get", "imagepulljobs.v1alpha1.apps.kruise.io", "-n", ns)
 		Expect(err).NotTo(HaveOccurred(), "%s", out)
 		Expect(strings.Fields(strings.SplitN(string(out), "\n", 2)[0])).To(Equal([]string{"NAME", "TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE", "MESSAGE"}))
 		Expect(string(out)).To(MatchRegexp(`public\s+1\s+0\s+1\s+0\s+\S+\s+job has completed`))

@@ -144,6 +144,7 @@ type AdvancedCronJobStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,shortName=acj
+// +kubebuilder:storageversion
 // +kubebuilder:printcolumn:name="Schedule",type="string",JSONPath=".spec.schedule",description="Cron schedule."
 // +kubebuilder:printcolumn:name="Type",type="string",JSONPath=".status.type",description="Kind of job created."
 // +kubebuilder:printcolumn:name="LastScheduleTime",type="date",JSONPath=".status.lastScheduleTime",description="When a job was last created."

@@ -59,3 +59,21 @@ type ImageListPullJob struct {
 	Spec   kruiseappsv1alpha1.ImageListPullJobSpec   `json:"spec,omitempty"`
 	Status kruiseappsv1alpha1.ImageListPullJobStatus `json:"status,omitempty"`
 }
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,shortName=acj
+// +kubebuilder:printcolumn:name="Schedule",type="string",JSONPath=".spec.schedule",description="Cron schedule."
+// +kubebuilder:printcolumn:name="Type",type="string",JSONPath=".status.type",description="Kind of job created."
+// +kubebuilder:printcolumn:name="LastScheduleTime",type="date",JSONPath=".status.lastScheduleTime",description="When a job was last created."
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp",description="Time since creation."
+// (Flotilla's v1alpha1 has v1beta1's imageListPullJobTemplate already, so the two are one shape.)
+
+// AdvancedCronJob creates Jobs, BroadcastJobs or ImageListPullJobs on a cron schedule.
+type AdvancedCronJob struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   kruiseappsv1alpha1.AdvancedCronJobSpec   `json:"spec,omitempty"`
+	Status kruiseappsv1alpha1.AdvancedCronJobStatus `json:"status,omitempty"`
+}
