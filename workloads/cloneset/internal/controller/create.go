@@ -107,17 +107,7 @@ func (s *settler) wait() { s.wg.Wait() }
 // report Ready in its first status instead of a second one after this write; and the pass after a large
 // scale-up has no thousand pods left to settle. Whatever fails here, refresh does again.
 func (r *Reconciler) settleNew(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet, p *corev1.Pod) error {
-	return r.applyDecision(ctx, cs, p, decide(cs, p, lifecycle.IntentSettle), initReadiness(metav1.NewTime(r.Clock.Now())))
-}
-
-// initReadiness sets the conditions of both readiness gates of a new pod, sparing the pod readiness
-// controller its own write.
-func initReadiness(at metav1.Time) func(*corev1.Pod) bool {
-	return func(p *corev1.Pod) bool {
-		set := inplaceupdate.SetReady(p, true, at)
-		initialised := podreadiness.InitCondition(p, at)
-		return set || initialised
-	}
+	return r.applyDecision(ctx, cs, p, decide(cs, p, lifecycle.IntentSettle), inplaceupdate.InitGates(metav1.NewTime(r.Clock.Now())))
 }
 
 // newPods builds the planned pods; a creation without an id gets a fresh one no pod or claim uses.

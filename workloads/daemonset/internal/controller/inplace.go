@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/daemonset/internal/plan"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
@@ -74,27 +73,27 @@ func (r *Reconciler) refresh(ctx context.Context, ds *kruiseappsv1alpha1.DaemonS
 			todo = append(todo, p)
 		}
 	}
-	return eachPod(todo, func(p *corev1.Pod) error { return r.refreshPod(ctx, ds, p) })
+	return eachPod(todo, func(p *corev1.Pod) error { return r.refreshPod(ctx, ds, w, p) })
 }
 
-func (r *Reconciler) refreshPod(ctx context.Context, ds *kruiseappsv1alpha1.DaemonSet, p *corev1.Pod) error {
-	at := metav1.NewTime(r.Clock.Now())
-	if inplaceupdate.Uninitialized(p) || podreadiness.NeedsCondition(p) {
-		return r.patchPodStatus(ctx, ds, p, initReadiness(at))
-	}
-	done, err := inplaceupdate.Completed(p)
-	if err != nil {
-		r.Recorder.Eventf(ds, p, corev1.EventTypeWarning, "InvalidInPlaceUpdateState", "Update", "pod %s: %v", p.Name, err)
-		return nil
-	}
-	if !done {
-		return nil
-	}
-	if err := r.patchPodStatus(ctx, ds, p, func(p *corev1.Pod) bool { return inplaceupdate.SetReady(p, true, at) }); err != nil {
+func (r *Reconciler) refreshPod(ctx context.Context, ds *kruiseappsv1alpha1.DaemonSet, w *world, p *corev1.Pod) error {
+	prog, err := inplaceupdate.Advance(p, r.Clock.Now(), inplaceupdate.Hooks{
+		Warn: func(p *corev1.Pod, err error) {
+			r.Recorder.Eventf(ds, p, corev1.EventTypeWarning, "InvalidInPlaceUpdateState", "Update", "pod %s: %v", p.Name, err)
+		},
+		WakeIn: w.wakeIn,
+		Resume: func(p *corev1.Pod, s *inplaceupdate.Spec) error {
+			return r.patchPod(ctx, ds, p, func(p *corev1.Pod) bool { inplaceupdate.Resume(p, s); return true })
+		},
+	})
+	if err != nil || prog.Status == nil {
 		return err
 	}
-	if state, _ := kruiseappspub.ParseInPlaceUpdateState(p); state != nil {
-		podMetrics.ObserveInPlace(state.UpdateTimestamp.Time, at.Time)
+	if err := r.patchPodStatus(ctx, ds, p, prog.Status); err != nil {
+		return err
+	}
+	if prog.Started != nil {
+		podMetrics.ObserveInPlace(*prog.Started, prog.At)
 	}
 	return nil
 }

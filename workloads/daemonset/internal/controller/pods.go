@@ -19,7 +19,6 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
 	"github.com/flotilla-dev/flotilla/workloads/parallel"
 	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
-	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 )
 
 // podWorkers bounds the pod writes of one reconcile in flight at once.
@@ -95,19 +94,8 @@ func (r *Reconciler) createPod(ctx context.Context, ds *kruiseappsv1alpha1.Daemo
 	r.expectations.Created(client.ObjectKeyFromObject(ds), p.Name)
 	r.Recorder.Eventf(ds, p, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "Created pod: %s", p.Name)
 	// Best effort: refresh sets the conditions of a pod this write misses.
-	_ = r.patchPodStatus(ctx, ds, p, initReadiness(metav1.NewTime(r.Clock.Now())))
+	_ = r.patchPodStatus(ctx, ds, p, inplaceupdate.InitGates(metav1.NewTime(r.Clock.Now())))
 	return nil
-}
-
-// initReadiness sets the conditions of a new pod's readiness gates.
-func initReadiness(at metav1.Time) func(*corev1.Pod) bool {
-	return func(p *corev1.Pod) bool {
-		set := false
-		if inplaceupdate.Uninitialized(p) {
-			set = inplaceupdate.SetReady(p, true, at)
-		}
-		return podreadiness.InitCondition(p, at) || set
-	}
 }
 
 func (r *Reconciler) deletePods(ctx context.Context, ds *kruiseappsv1alpha1.DaemonSet, pods []*corev1.Pod) error {

@@ -88,17 +88,8 @@ func (r *Reconciler) createPod(ctx context.Context, set *kruiseappsv1beta1.State
 func (r *Reconciler) settleNew(ctx context.Context, set *kruiseappsv1beta1.StatefulSet, p *corev1.Pod) {
 	r.settleSlots <- struct{}{}
 	defer func() { <-r.settleSlots }()
-	if err := r.patchPodStatus(ctx, set, p, initReadiness(metav1.NewTime(r.Clock.Now()))); err != nil {
+	if err := r.patchPodStatus(ctx, set, p, inplaceupdate.InitGates(metav1.NewTime(r.Clock.Now()))); err != nil {
 		logf.FromContext(ctx).V(1).Info("A new pod is left to the next pass", "pod", p.Name, "error", err)
-	}
-}
-
-// initReadiness sets the conditions of the readiness gates a new pod carries.
-func initReadiness(at metav1.Time) func(*corev1.Pod) bool {
-	return func(p *corev1.Pod) bool {
-		set := inplaceupdate.Uninitialized(p) && inplaceupdate.SetReady(p, true, at)
-		initialised := podreadiness.InitCondition(p, at)
-		return set || initialised
 	}
 }
 

@@ -2,16 +2,13 @@ package controller
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kruiseappspub "github.com/flotilla-dev/flotilla/workloads/api/apps/pub"
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/inplaceupdate"
 	"github.com/flotilla-dev/flotilla/workloads/lifecycle"
-	"github.com/flotilla-dev/flotilla/workloads/podreadiness"
 	"github.com/flotilla-dev/flotilla/workloads/statefulset/internal/plan"
 )
 
@@ -36,71 +33,27 @@ func (r *Reconciler) refreshPod(ctx context.Context, set *kruiseappsv1beta1.Stat
 		return err
 	}
 	intent := lifecycle.IntentSettle
-	if fin.done && plan.Revision(p) == revs.update.Name {
+	if fin.Done && plan.Revision(p) == revs.update.Name {
 		intent = lifecycle.IntentUpdateFinished
 	}
-	if err := r.applyDecision(ctx, set, p, lifecycle.Plan(set.Spec.Lifecycle, p, intent), fin.status); err != nil {
+	if err := r.applyDecision(ctx, set, p, lifecycle.Plan(set.Spec.Lifecycle, p, intent), fin.Status); err != nil {
 		return err
 	}
-	if fin.started != nil {
-		podMetrics.ObserveInPlace(*fin.started, fin.at)
+	if fin.Started != nil {
+		podMetrics.ObserveInPlace(*fin.Started, fin.At)
 	}
 	return nil
 }
 
-// inPlaceFinish is how far a pod's in-place update has come.
-type inPlaceFinish struct {
-	// done: no in-place update is pending once status is written.
-	done bool
-	// status is the status change that finishes the update (or initialises the readiness gates); nil if none.
-	status func(*corev1.Pod) bool
-	// started is when the update this pass completes began, for the duration metric; at is now.
-	started *time.Time
-	at      time.Time
-}
-
-// finishInPlace tells whether the pod has an in-place update pending, and which status change finishes it:
-// InPlaceUpdateReady back to True once the kubelet runs every updated container. A pod whose gates were never
-// initialised (its creation-time write failed, or another controller created it) gets them initialised.
-func (r *Reconciler) finishInPlace(ctx context.Context, set *kruiseappsv1beta1.StatefulSet, w *world, p *corev1.Pod) (inPlaceFinish, error) {
-	at := metav1.NewTime(r.Clock.Now())
-	if inplaceupdate.Uninitialized(p) || podreadiness.NeedsCondition(p) {
-		return inPlaceFinish{done: true, status: initReadiness(at)}, nil
-	}
-	if inplaceupdate.Ready(p) {
-		return inPlaceFinish{done: true}, nil
-	}
-	if held, err := r.resumeAfterGrace(ctx, set, w, p); held || err != nil {
-		return inPlaceFinish{}, err
-	}
-	done, err := inplaceupdate.Completed(p)
-	if err != nil {
-		r.Recorder.Eventf(set, p, corev1.EventTypeWarning, "InvalidInPlaceUpdateState", "Update", "pod %s: %v", p.Name, err)
-		return inPlaceFinish{}, nil
-	}
-	if !done {
-		return inPlaceFinish{}, nil
-	}
-	fin := inPlaceFinish{done: true, at: at.Time, status: func(p *corev1.Pod) bool { return inplaceupdate.SetReady(p, true, at) }}
-	if state, _ := kruiseappspub.ParseInPlaceUpdateState(p); state != nil {
-		fin.started = &state.UpdateTimestamp.Time
-	}
-	return fin, nil
-}
-
-// resumeAfterGrace applies an update deferred by inPlaceUpdateStrategy.gracePeriodSeconds once its grace is
-// over; until then the pod is held and the reconcile asks to look again when the grace ends.
-func (r *Reconciler) resumeAfterGrace(ctx context.Context, set *kruiseappsv1beta1.StatefulSet, w *world, p *corev1.Pod) (held bool, err error) {
-	spec, left, deferred, err := inplaceupdate.Deferred(p, r.Clock.Now())
-	switch {
-	case err != nil:
-		r.Recorder.Eventf(set, p, corev1.EventTypeWarning, "InvalidInPlaceUpdateState", "Update", "pod %s: %v", p.Name, err)
-		return true, nil
-	case !deferred:
-		return false, nil
-	case left > 0:
-		w.wakeIn(left)
-		return true, nil
-	}
-	return true, r.patchPod(ctx, set, p, func(p *corev1.Pod) bool { inplaceupdate.Resume(p, spec); return true })
+// finishInPlace is how far the pod's in-place update has come (inplaceupdate.Advance).
+func (r *Reconciler) finishInPlace(ctx context.Context, set *kruiseappsv1beta1.StatefulSet, w *world, p *corev1.Pod) (inplaceupdate.Progress, error) {
+	return inplaceupdate.Advance(p, r.Clock.Now(), inplaceupdate.Hooks{
+		Warn: func(p *corev1.Pod, err error) {
+			r.Recorder.Eventf(set, p, corev1.EventTypeWarning, "InvalidInPlaceUpdateState", "Update", "pod %s: %v", p.Name, err)
+		},
+		WakeIn: w.wakeIn,
+		Resume: func(p *corev1.Pod, s *inplaceupdate.Spec) error {
+			return r.patchPod(ctx, set, p, func(p *corev1.Pod) bool { inplaceupdate.Resume(p, s); return true })
+		},
+	})
 }
