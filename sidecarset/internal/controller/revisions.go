@@ -34,11 +34,7 @@ func (r *Reconciler) syncRevisions(ctx context.Context, set *kruiseappsv1alpha1.
 		return "", err
 	}
 	limit := ptr.Deref(set.Spec.RevisionHistoryLimit, defaultHistoryLimit)
-	var errs []error
-	for _, old := range revision.ToTruncate(existing, liveRevisions(set, latest, pods), limit) {
-		errs = append(errs, client.IgnoreNotFound(r.Client.Delete(ctx, old, client.Preconditions{UID: &old.UID})))
-	}
-	return latest, errors.Join(errs...)
+	return latest, revision.Truncate(ctx, r.Client, existing, liveRevisions(set, latest, pods), limit)
 }
 
 // latestRevision creates the revision of the current sidecars, or renumbers an older one that records

@@ -3,13 +3,11 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/cloneset/internal/plan"
@@ -73,7 +71,7 @@ func (r *Reconciler) ensureUpdateRevision(ctx context.Context, cs *kruiseappsv1a
 	fresh.Annotations[plan.VCTHashAnnotation] = plan.VCTHash(cs.Spec.VolumeClaimTemplates)
 	u, err := revision.ResolveUpdate(w.revisions, fresh)
 	if errors.Is(err, revision.ErrHashCollision) {
-		return nil, r.bumpCollision(ctx, cs)
+		return nil, revision.BumpCollision(ctx, r.Client, cloneSetKind.Kind, cs, &cs.Status.CollisionCount)
 	}
 	if err != nil {
 		return nil, err
@@ -81,30 +79,15 @@ func (r *Reconciler) ensureUpdateRevision(ctx context.Context, cs *kruiseappsv1a
 	return u.Revision, r.writeRevision(ctx, u, w)
 }
 
-// writeRevision creates or renumbers the update revision as resolved.
+// writeRevision creates or renumbers the update revision as resolved; a new one joins the world's.
 func (r *Reconciler) writeRevision(ctx context.Context, u revision.Update, w *world) error {
-	switch u.Action {
-	case revision.Create:
-		if err := r.Client.Create(ctx, u.Revision); err != nil {
-			return fmt.Errorf("create revision %s: %w", u.Revision.Name, err)
-		}
+	if err := revision.Write(ctx, r.Client, u); err != nil {
+		return err
+	}
+	if u.Action == revision.Create {
 		w.revisions = append(w.revisions, u.Revision)
-	case revision.Renumber:
-		if err := r.Client.Update(ctx, u.Revision); err != nil {
-			return fmt.Errorf("renumber revision %s: %w", u.Revision.Name, err)
-		}
 	}
 	return nil
-}
-
-// bumpCollision raises status.collisionCount so the next attempt hashes to another name.
-func (r *Reconciler) bumpCollision(ctx context.Context, cs *kruiseappsv1alpha1.CloneSet) error {
-	base := cs.DeepCopy()
-	cs.Status.CollisionCount = ptr.To(ptr.Deref(cs.Status.CollisionCount, 0) + 1)
-	if err := r.Client.Status().Patch(ctx, cs, client.MergeFrom(base)); err != nil {
-		return fmt.Errorf("raise collisionCount: %w", err)
-	}
-	return fmt.Errorf("revision name collision for CloneSet %s/%s, collisionCount raised to %d", cs.Namespace, cs.Name, *cs.Status.CollisionCount)
 }
 
 // truncateHistory deletes the oldest revisions no pod runs beyond spec.revisionHistoryLimit.
@@ -113,11 +96,5 @@ func (r *Reconciler) truncateHistory(ctx context.Context, cs *kruiseappsv1alpha1
 	for _, p := range w.pods {
 		live.Insert(plan.Revision(p))
 	}
-	limit := ptr.Deref(cs.Spec.RevisionHistoryLimit, 10)
-	for _, cr := range revision.ToTruncate(w.revisions, live, limit) {
-		if err := r.Client.Delete(ctx, cr); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("delete revision %s: %w", cr.Name, err)
-		}
-	}
-	return nil
+	return revision.Truncate(ctx, r.Client, w.revisions, live, ptr.Deref(cs.Spec.RevisionHistoryLimit, 10))
 }

@@ -47,12 +47,12 @@ func (r *Reconciler) syncRevisions(ctx context.Context, ds *kruiseappsv1alpha1.D
 	}
 	u, err := revision.ResolveUpdate(existing, fresh)
 	if errors.Is(err, revision.ErrHashCollision) {
-		return nil, r.bumpCollision(ctx, ds)
+		return nil, revision.BumpCollision(ctx, r.Client, "DaemonSet", ds, &ds.Status.CollisionCount)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := r.writeRevision(ctx, u); err != nil {
+	if err := revision.Write(ctx, r.Client, u); err != nil {
 		return nil, err
 	}
 	if u.Action == revision.Create {
@@ -79,31 +79,6 @@ func hashOf(cr *appsv1.ControllerRevision) string {
 	return cr.Name[strings.LastIndex(cr.Name, "-")+1:]
 }
 
-// writeRevision creates or renumbers the update revision as resolved.
-func (r *Reconciler) writeRevision(ctx context.Context, u revision.Update) error {
-	switch u.Action {
-	case revision.Create:
-		if err := r.Client.Create(ctx, u.Revision); err != nil {
-			return fmt.Errorf("create revision %s: %w", u.Revision.Name, err)
-		}
-	case revision.Renumber:
-		if err := r.Client.Update(ctx, u.Revision); err != nil {
-			return fmt.Errorf("renumber revision %s: %w", u.Revision.Name, err)
-		}
-	}
-	return nil
-}
-
-// bumpCollision raises status.collisionCount so that the next attempt hashes to another name.
-func (r *Reconciler) bumpCollision(ctx context.Context, ds *kruiseappsv1alpha1.DaemonSet) error {
-	base := ds.DeepCopy()
-	ds.Status.CollisionCount = ptr.To(ptr.Deref(ds.Status.CollisionCount, 0) + 1)
-	if err := r.Client.Status().Patch(ctx, ds, client.MergeFrom(base)); err != nil {
-		return fmt.Errorf("raise collisionCount: %w", err)
-	}
-	return fmt.Errorf("revision name collision for DaemonSet %s/%s, collisionCount raised to %d", ds.Namespace, ds.Name, *ds.Status.CollisionCount)
-}
-
 // truncateHistory deletes the oldest revisions no pod runs beyond spec.revisionHistoryLimit.
 func (r *Reconciler) truncateHistory(ctx context.Context, ds *kruiseappsv1alpha1.DaemonSet, w *world) error {
 	live := sets.New(w.revs.update.Name)
@@ -112,13 +87,7 @@ func (r *Reconciler) truncateHistory(ctx context.Context, ds *kruiseappsv1alpha1
 			live.Insert(h)
 		}
 	}
-	limit := ptr.Deref(ds.Spec.RevisionHistoryLimit, 10)
-	for _, cr := range revision.ToTruncate(w.revs.all, live, limit) {
-		if err := r.Client.Delete(ctx, cr); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("delete revision %s: %w", cr.Name, err)
-		}
-	}
-	return nil
+	return revision.Truncate(ctx, r.Client, w.revs.all, live, ptr.Deref(ds.Spec.RevisionHistoryLimit, 10))
 }
 
 // templateOf decodes the pod template a revision records ({"spec":{"template":{...}}}).

@@ -3,13 +3,11 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
 	"github.com/flotilla-dev/flotilla/workloads/revision"
@@ -62,7 +60,7 @@ func (r *Reconciler) ensureUpdateRevision(ctx context.Context, set *kruiseappsv1
 	}
 	u, err := revision.ResolveUpdate(w.revisions, fresh)
 	if errors.Is(err, revision.ErrHashCollision) {
-		return nil, r.bumpCollision(ctx, set)
+		return nil, revision.BumpCollision(ctx, r.Client, setKind.Kind, set, &set.Status.CollisionCount)
 	}
 	if err != nil {
 		return nil, err
@@ -70,30 +68,15 @@ func (r *Reconciler) ensureUpdateRevision(ctx context.Context, set *kruiseappsv1
 	return u.Revision, r.writeRevision(ctx, u, w)
 }
 
-// writeRevision creates or renumbers the update revision as resolved.
+// writeRevision creates or renumbers the update revision as resolved; a new one joins the world's.
 func (r *Reconciler) writeRevision(ctx context.Context, u revision.Update, w *world) error {
-	switch u.Action {
-	case revision.Create:
-		if err := r.Client.Create(ctx, u.Revision); err != nil {
-			return fmt.Errorf("create revision %s: %w", u.Revision.Name, err)
-		}
+	if err := revision.Write(ctx, r.Client, u); err != nil {
+		return err
+	}
+	if u.Action == revision.Create {
 		w.revisions = append(w.revisions, u.Revision)
-	case revision.Renumber:
-		if err := r.Client.Update(ctx, u.Revision); err != nil {
-			return fmt.Errorf("renumber revision %s: %w", u.Revision.Name, err)
-		}
 	}
 	return nil
-}
-
-// bumpCollision raises status.collisionCount so the next attempt hashes to another name.
-func (r *Reconciler) bumpCollision(ctx context.Context, set *kruiseappsv1beta1.StatefulSet) error {
-	base := set.DeepCopy()
-	set.Status.CollisionCount = ptr.To(ptr.Deref(set.Status.CollisionCount, 0) + 1)
-	if err := r.Client.Status().Patch(ctx, set, client.MergeFrom(base)); err != nil {
-		return fmt.Errorf("raise collisionCount: %w", err)
-	}
-	return fmt.Errorf("revision name collision for StatefulSet %s/%s, collisionCount raised to %d", set.Namespace, set.Name, *set.Status.CollisionCount)
 }
 
 // truncateHistory deletes the oldest revisions no pod runs beyond spec.revisionHistoryLimit.
@@ -102,10 +85,5 @@ func (r *Reconciler) truncateHistory(ctx context.Context, set *kruiseappsv1beta1
 	for _, p := range w.pods {
 		live.Insert(plan.Revision(p))
 	}
-	for _, cr := range revision.ToTruncate(w.revisions, live, ptr.Deref(set.Spec.RevisionHistoryLimit, 10)) {
-		if err := r.Client.Delete(ctx, cr); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("delete revision %s: %w", cr.Name, err)
-		}
-	}
-	return nil
+	return revision.Truncate(ctx, r.Client, w.revisions, live, ptr.Deref(set.Spec.RevisionHistoryLimit, 10))
 }

@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/revision"
@@ -87,15 +86,8 @@ func labelsOf(ud *kruiseappsv1alpha1.UnitedDeployment) map[string]string {
 // writeRevision creates or renumbers the update revision as resolved. One that already exists was created
 // by an earlier reconcile the cache does not show yet.
 func (r *Reconciler) writeRevision(ctx context.Context, u revision.Update) error {
-	switch u.Action {
-	case revision.Create:
-		if err := r.Client.Create(ctx, u.Revision); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create revision %s: %w", u.Revision.Name, err)
-		}
-	case revision.Renumber:
-		if err := r.Client.Update(ctx, u.Revision); err != nil {
-			return fmt.Errorf("renumber revision %s: %w", u.Revision.Name, err)
-		}
+	if err := revision.Write(ctx, r.Client, u); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
 	}
 	return nil
 }
@@ -104,10 +96,5 @@ func (r *Reconciler) writeRevision(ctx context.Context, u revision.Update) error
 // newest one.
 func (r *Reconciler) truncateHistory(ctx context.Context, ud *kruiseappsv1alpha1.UnitedDeployment, revs []*appsv1.ControllerRevision, s revisionState) error {
 	live := sets.New(s.update, ud.Status.CurrentRevision)
-	for _, cr := range revision.ToTruncate(revs, live, ptr.Deref(ud.Spec.RevisionHistoryLimit, 10)) {
-		if err := r.Client.Delete(ctx, cr); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("delete revision %s: %w", cr.Name, err)
-		}
-	}
-	return nil
+	return revision.Truncate(ctx, r.Client, revs, live, ptr.Deref(ud.Spec.RevisionHistoryLimit, 10))
 }
