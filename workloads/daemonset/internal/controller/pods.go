@@ -19,6 +19,7 @@ import (
 	"github.com/flotilla-dev/flotilla/workloads/nodeplacement"
 	"github.com/flotilla-dev/flotilla/workloads/parallel"
 	"github.com/flotilla-dev/flotilla/workloads/podmetrics"
+	"github.com/flotilla-dev/flotilla/workloads/podwrite"
 )
 
 // podWorkers bounds the pod writes of one reconcile in flight at once.
@@ -150,34 +151,18 @@ func (r *Reconciler) holdForHook(ctx context.Context, ds *kruiseappsv1alpha1.Dae
 	return err
 }
 
-// patchPod applies change to a copy of p and patches the difference, guarded by resourceVersion: a pod
-// changed meanwhile makes the patch fail and the next reconcile decide again. p becomes the written pod.
-func (r *Reconciler) patchPod(ctx context.Context, ds *kruiseappsv1alpha1.DaemonSet, p *corev1.Pod, change func(*corev1.Pod) bool) error {
-	next := p.DeepCopy()
-	if !change(next) {
-		return nil
-	}
-	if err := r.Client.Patch(ctx, next, client.MergeFromWithOptions(p, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("patch pod %s: %w", p.Name, err)
-	}
-	r.expectations.Updated(client.ObjectKeyFromObject(ds), next.Name, next.ResourceVersion)
-	*p = *next
-	return nil
+// podWriter writes the DaemonSet's pods (workloads/podwrite), telling its expectations.
+func (r *Reconciler) podWriter(ds *kruiseappsv1alpha1.DaemonSet) podwrite.Writer {
+	key := client.ObjectKeyFromObject(ds)
+	return podwrite.Writer{Client: r.Client, Wrote: func(pod, rv string) { r.expectations.Updated(key, pod, rv) }}
 }
 
-// patchPodStatus changes the pod's conditions with a strategic merge patch, which merges by condition type:
-// the kubelet's conditions, written meanwhile, stay; the ones this controller owns carry their whole value.
+func (r *Reconciler) patchPod(ctx context.Context, ds *kruiseappsv1alpha1.DaemonSet, p *corev1.Pod, change func(*corev1.Pod) bool) error {
+	return r.podWriter(ds).Patch(ctx, p, change)
+}
+
 func (r *Reconciler) patchPodStatus(ctx context.Context, ds *kruiseappsv1alpha1.DaemonSet, p *corev1.Pod, change func(*corev1.Pod) bool) error {
-	next := p.DeepCopy()
-	if !change(next) {
-		return nil
-	}
-	if err := r.Client.Status().Patch(ctx, next, client.StrategicMergeFrom(p)); err != nil {
-		return fmt.Errorf("patch status of pod %s: %w", p.Name, err)
-	}
-	r.expectations.Updated(client.ObjectKeyFromObject(ds), next.Name, next.ResourceVersion)
-	*p = *next
-	return nil
+	return r.podWriter(ds).PatchStatus(ctx, p, change)
 }
 
 // eachPod runs fn for every pod, at most podWorkers at once, and joins their errors: one pod's failure must

@@ -7,49 +7,21 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kruiseappsv1beta1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1"
+	"github.com/flotilla-dev/flotilla/workloads/podwrite"
 )
 
-// patchPod applies change to a copy of p and sends the difference as a merge patch guarded by the pod's
-// resourceVersion, so that a pod changed meanwhile is not overwritten. When the patch loses to a write
-// that touched only the pod's status (the kubelet reporting, typically right after this controller's own
-// write), the decision behind change still holds and is applied once more to the pod as it is now; any
-// other race is returned for the next reconcile to plan again. p becomes the written pod.
+// podWriter writes the StatefulSet's pods (workloads/podwrite), telling its expectations.
+func (r *Reconciler) podWriter(set *kruiseappsv1beta1.StatefulSet) podwrite.Writer {
+	key := client.ObjectKeyFromObject(set)
+	return podwrite.Writer{Client: r.Client, APIReader: r.APIReader, Wrote: func(pod, rv string) { r.expectations.Updated(key, pod, rv) }}
+}
+
 func (r *Reconciler) patchPod(ctx context.Context, set *kruiseappsv1beta1.StatefulSet, p *corev1.Pod, change func(*corev1.Pod) bool) error {
-	err := r.tryPatch(ctx, set, p, change)
-	if !apierrors.IsConflict(err) || r.APIReader == nil {
-		return err
-	}
-	fresh := &corev1.Pod{}
-	if getErr := r.APIReader.Get(ctx, client.ObjectKeyFromObject(p), fresh); getErr != nil || !sameExceptStatus(p, fresh) {
-		return err
-	}
-	*p = *fresh
-	return r.tryPatch(ctx, set, p, change)
-}
-
-func (r *Reconciler) tryPatch(ctx context.Context, set *kruiseappsv1beta1.StatefulSet, p *corev1.Pod, change func(*corev1.Pod) bool) error {
-	next := p.DeepCopy()
-	if !change(next) {
-		return nil
-	}
-	if err := r.Client.Patch(ctx, next, client.MergeFromWithOptions(p, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("patch pod %s: %w", p.Name, err)
-	}
-	r.expectations.Updated(client.ObjectKeyFromObject(set), next.Name, next.ResourceVersion)
-	*p = *next
-	return nil
-}
-
-// sameExceptStatus reports whether only the pod's status changed between a and b.
-func sameExceptStatus(a, b *corev1.Pod) bool {
-	return a.UID == b.UID && equality.Semantic.DeepEqual(a.Labels, b.Labels) && equality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences) &&
-		equality.Semantic.DeepEqual(a.Annotations, b.Annotations) && equality.Semantic.DeepEqual(a.Finalizers, b.Finalizers) &&
-		equality.Semantic.DeepEqual(a.DeletionTimestamp, b.DeletionTimestamp) && equality.Semantic.DeepEqual(a.Spec, b.Spec)
+	return r.podWriter(set).Patch(ctx, p, change)
 }
 
 // patchPodStatus applies change to a copy of p and writes what it changed of the labels, annotations and
