@@ -1,7 +1,7 @@
 package sidecarset
 
 import (
-	"github.com/flotilla-dev/flotilla/webhooks"
+	"github.com/flotilla-dev/flotilla/webhooks/convert"
 	kruiseappsv1alpha1 "github.com/flotilla-dev/flotilla/workloads/api/apps/v1alpha1"
 	"github.com/flotilla-dev/flotilla/workloads/api/apps/v1beta1/promoted"
 )
@@ -11,5 +11,5 @@ import (
 var ConversionCRDs = []string{"sidecarsets.apps.kruise.io"}
 
 // Convert adds the v1alpha1 <-> v1beta1 SidecarSet conversion to the manager's registry.
-var Convert = webhooks.HubSpokeConversion(&kruiseappsv1alpha1.SidecarSet{}, &promoted.SidecarSet{},
+var Convert = convert.HubSpoke(&kruiseappsv1alpha1.SidecarSet{}, &promoted.SidecarSet{},
 	promoted.ConvertSidecarSetFromV1alpha1, promoted.ConvertSidecarSetToV1alpha1)

@@ -1,4 +1,6 @@
-package webhooks
+// Package convert builds the modules' registrations of their CRD conversions for the manager's /convert.
+// (A package of its own: the webhooks package's tests register the engine's conversions.)
+package convert
 
 import (
 	"context"
@@ -10,9 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 )
 
-// HubSpokeConversion is a module's Convert for a kind stored as hub and served as spoke too: it adds to the
+// HubSpoke is a module's Convert for a kind stored as hub and served as spoke too: it adds to the
 // manager's registry the conversion that to and from do, for /convert to serve.
-func HubSpokeConversion[H, S client.Object](hub H, spoke S, to func(H, S) error, from func(S, H) error) func(*runtime.Scheme, conversion.Registry) error {
+func HubSpoke[H, S client.Object](hub H, spoke S, to func(H, S) error, from func(S, H) error) func(*runtime.Scheme, conversion.Registry) error {
 	return func(scheme *runtime.Scheme, registry conversion.Registry) error {
 		gvk, err := apiutil.GVKForObject(hub, scheme)
 		if err != nil {
